@@ -1,0 +1,13 @@
+# The two commands a newcomer types (see README.md). Both install what they need first.
+.PHONY: quick test build
+
+quick:          ## run the quick suite on the best device present (CPU here), write a result
+	scripts/bootstrap.sh
+	build/tipbench run --quick
+
+test:           ## build everything and run the test suite
+	scripts/bootstrap.sh --test
+	cd build && ctest --output-on-failure --timeout 900 -j2
+
+build:
+	scripts/bootstrap.sh

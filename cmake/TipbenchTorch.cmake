@@ -1,0 +1,38 @@
+# Locates LibTorch from the pinned PyPI wheel in the project's virtual environment
+# (scripts/bootstrap.sh installs it) and exposes it as the imported target tipbench::torch.
+set(TIPBENCH_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
+    "Python interpreter whose torch package provides LibTorch")
+
+if(NOT Torch_DIR)
+  execute_process(
+    COMMAND "${TIPBENCH_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+    OUTPUT_VARIABLE _tipbench_torch_prefix
+    OUTPUT_STRIP_TRAILING_WHITESPACE
+    RESULT_VARIABLE _tipbench_torch_rc)
+  if(NOT _tipbench_torch_rc EQUAL 0)
+    message(FATAL_ERROR
+      "Cannot import torch with ${TIPBENCH_PYTHON}. Run scripts/bootstrap.sh (or pass "
+      "-DTIPBENCH_PYTHON=/path/to/python with torch installed).")
+  endif()
+  list(APPEND CMAKE_PREFIX_PATH "${_tipbench_torch_prefix}")
+endif()
+
+# No GPU is needed to build: name the architectures instead of letting CMake probe a device.
+if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+  set(ENV{TORCH_CUDA_ARCH_LIST} "8.0;9.0")
+endif()
+find_package(Torch REQUIRED)
+
+add_library(tipbench_torch INTERFACE)
+target_link_libraries(tipbench_torch INTERFACE ${TORCH_LIBRARIES})
+target_include_directories(tipbench_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+add_library(tipbench::torch ALIAS tipbench_torch)
+
+# One precompiled <torch/torch.h>, reused by every target that includes it: a rebuild after
+# touching one suite then costs seconds, not the half minute that parsing LibTorch takes.
+if(TIPBENCH_USE_PCH)
+  add_library(tipbench_pch OBJECT "${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp")
+  target_link_libraries(tipbench_pch PUBLIC tipbench::torch)
+  target_compile_options(tipbench_pch PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_precompile_headers(tipbench_pch PRIVATE <torch/torch.h>)
+endif()

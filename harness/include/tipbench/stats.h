@@ -1,0 +1,69 @@
+// Statistics as pure functions: robust summaries of samples, paired bootstrap ratios and the
+// verdict rule. No I/O, no torch. Example:
+//   auto s = tipbench::stats::summarize(step_times_ms);          // s.median, s.cv, s.n
+//   auto r = tipbench::stats::paired_ratio_of_medians(treat, base, {.seed = 1});
+//   auto v = tipbench::stats::decide(r, {.practical_threshold = 0.02});
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace tipbench::stats {
+
+struct Summary {
+  double median = 0;
+  double p10 = 0;
+  double p90 = 0;
+  double mean = 0;
+  double cv = 0;  // sample standard deviation / mean; 0 when n < 2
+  std::size_t n = 0;
+};
+
+// Quantile with linear interpolation between order statistics (R type 7, numpy's default).
+// q in [0, 1]. Throws std::invalid_argument on an empty input or q outside [0, 1].
+double quantile(std::span<const double> xs, double q);
+double median(std::span<const double> xs);
+// Sample coefficient of variation (n-1 denominator); 0 for n < 2 or a zero mean.
+double coefficient_of_variation(std::span<const double> xs);
+Summary summarize(std::span<const double> xs);
+
+struct BootstrapOptions {
+  std::size_t resamples = 2000;
+  double confidence = 0.95;
+  std::uint64_t seed = 0;
+};
+
+struct RatioEstimate {
+  double ratio = 1;    // median(treatment) / median(baseline) over all blocks
+  double ci_low = 1;   // percentile bootstrap interval of the same statistic
+  double ci_high = 1;
+  std::size_t blocks = 0;
+};
+
+// treatment[i] and baseline[i] were measured in the same block i (paired). Blocks are resampled
+// with replacement, keeping pairs together; the statistic is the ratio of the medians.
+// Throws std::invalid_argument when the spans differ in length or are empty, or when a value is
+// not positive.
+RatioEstimate paired_ratio_of_medians(std::span<const double> treatment,
+                                      std::span<const double> baseline,
+                                      const BootstrapOptions& options = {});
+
+enum class Verdict { faster, slower, no_significant_difference };
+std::string_view to_string(Verdict verdict);
+
+struct VerdictPolicy {
+  double practical_threshold = 0.02;  // the smallest relative change that matters
+  bool higher_is_better = true;       // throughput: true; step time, memory: false
+};
+
+// faster/slower needs both: the interval excludes 1 (statistical) and the point estimate moves
+// by at least the threshold (practical). Everything else is no_significant_difference.
+Verdict decide(const RatioEstimate& estimate, const VerdictPolicy& policy);
+
+// Blocks needed to resolve a relative effect delta at coefficient of variation cv
+// (about 30 * (cv / delta)^2, at least 2). Used in the recommendation of a noisy row.
+std::size_t blocks_needed(double cv, double delta);
+
+}  // namespace tipbench::stats

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs what tipbench needs and builds it; idempotent (seconds when nothing changed).
+#   scripts/bootstrap.sh [--test]     --test also installs the test-only Python packages
+# Steps: Debian packages (only those missing), the project-local .venv with the pinned torch
+# wheel, then a CMake/Ninja build in build/ with ccache.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+want_test=0
+[[ "${1:-}" == "--test" ]] && want_test=1
+
+log() { printf '[bootstrap] %s\n' "$*" >&2; }
+
+debian_packages=(cmake ninja-build ccache g++ python3-venv libcli11-dev nlohmann-json3-dev libfmt-dev
+                 libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  sudo_cmd=(); [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
+fi
+
+req=requirements.txt
+((want_test)) && req=requirements-test.txt
+stamp=.venv/.tipbench-$(cat requirements.txt "$req" | sha256sum | cut -c1-16)
+if [[ ! -f $stamp ]]; then
+  [[ -x .venv/bin/python ]] || { log "creating .venv"; python3 -m venv .venv; }
+  log "installing Python packages from $req (the CUDA torch wheel is large: about a minute)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r "$req"
+  touch "$stamp"
+fi
+
+# The CUDA wheel's CMake config needs nvcc even though no GPU is required to build.
+if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+command -v nvcc >/dev/null || { log "nvcc not found: install the CUDA 13 toolkit"; exit 2; }
+
+build=${TIPBENCH_BUILD_DIR:-build}
+if [[ ! -f $build/build.ninja ]]; then
+  log "configuring $build/"
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTIPBENCH_PYTHON="$root/.venv/bin/python" >&2
+fi
+log "building"
+cmake --build "$build" >&2
