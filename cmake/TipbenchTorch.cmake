@@ -23,9 +23,17 @@ if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
 endif()
 find_package(Torch REQUIRED)
 
+# The wheel's include/ also carries fmt 12 headers, which would shadow the system fmt that we
+# link. A build-tree directory holding only a link to the system's fmt headers goes first.
+get_target_property(_tipbench_fmt_includes fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+find_path(_tipbench_fmt_root fmt/format.h HINTS ${_tipbench_fmt_includes} REQUIRED)
+set(_tipbench_fmt_shadow "${PROJECT_BINARY_DIR}/fmt-first")
+file(MAKE_DIRECTORY "${_tipbench_fmt_shadow}")
+file(CREATE_LINK "${_tipbench_fmt_root}/fmt" "${_tipbench_fmt_shadow}/fmt" SYMBOLIC)
+
 add_library(tipbench_torch INTERFACE)
 target_link_libraries(tipbench_torch INTERFACE ${TORCH_LIBRARIES})
-target_include_directories(tipbench_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+target_include_directories(tipbench_torch SYSTEM INTERFACE "${_tipbench_fmt_shadow}" ${TORCH_INCLUDE_DIRS})
 add_library(tipbench::torch ALIAS tipbench_torch)
 
 # One precompiled <torch/torch.h>, reused by every target that includes it: a rebuild after

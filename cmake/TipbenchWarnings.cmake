@@ -9,3 +9,15 @@ function(tipbench_target_defaults target)
     endif()
   endif()
 endfunction()
+
+# tipbench_add_torch_executable(<name> SOURCES ...): an executable whose sources include
+# <torch/torch.h>. They compile in an OBJECT library (position-independent like the shared PCH;
+# an executable's -fPIE would make GCC reject it), which the executable then links.
+function(tipbench_add_torch_executable name)
+  cmake_parse_arguments(arg "" "" "SOURCES;LIBS" ${ARGN})
+  add_library(${name}_objects OBJECT ${arg_SOURCES})
+  target_link_libraries(${name}_objects PUBLIC ${arg_LIBS})
+  tipbench_target_defaults(${name}_objects TORCH)
+  add_executable(${name} $<TARGET_OBJECTS:${name}_objects>)
+  target_link_libraries(${name} PRIVATE ${name}_objects)
+endfunction()

@@ -36,8 +36,11 @@ struct Fingerprint {
   std::string build_type;                 // CMAKE_BUILD_TYPE of this binary
 };
 
-// Gathers the fingerprint; device_type decides whether GPU fields are filled in (CPU runs leave
-// gpus empty even on a GPU machine, so a CPU result is keyed by the CPU).
+// Gathers the fingerprint; include_gpus decides whether the machine's GPU fields are filled in
+// (gpus, driver_version, cuda_driver_api_version): CPU runs leave them empty even on a GPU
+// machine, so a CPU result is keyed by the CPU and a driver update does not set it apart. The
+// versions of LibTorch's own libraries (CUDA runtime, cuDNN, NCCL) are always filled in when
+// they can be read. Never throws for a missing GPU, driver or library: the field stays "".
 Fingerprint collect_fingerprint(bool include_gpus);
 
 // A short, filesystem-safe key for baselines: "nvidia-h100-80gb-hbm3_cuda13.0_torch2.11.0" or

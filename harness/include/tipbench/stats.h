@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace tipbench::stats {
 
@@ -23,10 +24,12 @@ struct Summary {
 
 // Quantile with linear interpolation between order statistics (R type 7, numpy's default).
 // q in [0, 1]. Throws std::invalid_argument on an empty input or q outside [0, 1].
+// Also throws on a NaN sample, which has no rank.
 double quantile(std::span<const double> xs, double q);
 double median(std::span<const double> xs);
 // Sample coefficient of variation (n-1 denominator); 0 for n < 2 or a zero mean.
 double coefficient_of_variation(std::span<const double> xs);
+// Throws std::invalid_argument on an empty input (there is no median to report).
 Summary summarize(std::span<const double> xs);
 
 struct BootstrapOptions {
@@ -45,10 +48,29 @@ struct RatioEstimate {
 // treatment[i] and baseline[i] were measured in the same block i (paired). Blocks are resampled
 // with replacement, keeping pairs together; the statistic is the ratio of the medians.
 // Throws std::invalid_argument when the spans differ in length or are empty, or when a value is
-// not positive.
+// not positive. Also throws when a value is not finite, resamples is 0 or confidence is not in
+// (0, 1). Deterministic for a given seed, on every standard library.
 RatioEstimate paired_ratio_of_medians(std::span<const double> treatment,
                                       std::span<const double> baseline,
                                       const BootstrapOptions& options = {});
+
+struct RatioTest {
+  RatioEstimate estimate;
+  // Two-sided bootstrap p-value for "ratio = 1": twice the smaller tail share of resampled ratios
+  // on either side of 1, as (count + 1) / (resamples + 1) so it is never 0; capped at 1.
+  // Its resolution is limited by the resample count (smallest value 2 / (resamples + 1)).
+  double p_value = 1;
+};
+
+// The same bootstrap as paired_ratio_of_medians (same seed, same resamples, same interval), plus
+// the p-value that multiple-comparison control (holm_reject) needs. Same preconditions.
+RatioTest paired_ratio_test(std::span<const double> treatment, std::span<const double> baseline,
+                            const BootstrapOptions& options = {});
+
+// Holm-Bonferroni step-down: which hypotheses to reject so that the family-wise error rate over
+// all of them stays at most alpha. result[i] belongs to p_values[i]. Throws std::invalid_argument
+// when alpha is not in (0, 1) or a p-value is not in [0, 1].
+std::vector<bool> holm_reject(std::span<const double> p_values, double alpha);
 
 enum class Verdict { faster, slower, no_significant_difference };
 std::string_view to_string(Verdict verdict);
@@ -60,10 +82,13 @@ struct VerdictPolicy {
 
 // faster/slower needs both: the interval excludes 1 (statistical) and the point estimate moves
 // by at least the threshold (practical). Everything else is no_significant_difference.
+// "Moves by at least" means |ratio - 1| >= practical_threshold, on the side the interval is on.
+// Throws std::invalid_argument on a negative or NaN threshold.
 Verdict decide(const RatioEstimate& estimate, const VerdictPolicy& policy);
 
 // Blocks needed to resolve a relative effect delta at coefficient of variation cv
 // (about 30 * (cv / delta)^2, at least 2). Used in the recommendation of a noisy row.
+// Throws std::invalid_argument when delta <= 0 or cv < 0 (or either is NaN).
 std::size_t blocks_needed(double cv, double delta);
 
 }  // namespace tipbench::stats

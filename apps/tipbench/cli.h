@@ -1,0 +1,13 @@
+// The tipbench command line: `tipbench <list|run|env> [flags]`. Returns the exit code
+// (tipbench/exit_codes.h). main() forwards argv here; tests call it in-process.
+//   int code = tipbench::cli::main({"tipbench", "run", "--quick"});
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tipbench::cli {
+
+int main(const std::vector<std::string>& argv);
+
+}  // namespace tipbench::cli

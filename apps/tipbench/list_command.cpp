@@ -1,0 +1,52 @@
+// `tipbench list`: the suites with their cases and arms (as a run on this device would plan
+// them), and the reference models.
+#include "tipbench/commands.h"
+
+#include "tipbench/exit_codes.h"
+#include "tipbench/models/model.h"
+#include "tipbench/registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/cuda.h>
+
+namespace tipbench::cli {
+
+namespace {
+
+void print_suites(const SuiteContext& context) {
+  fmt::print("Suites (cases and arms as planned for device {}; the first arm is the baseline):\n",
+             context.device.str());
+  for (const Suite* suite : all_suites()) {
+    fmt::print("\n  {:<18} {}\n", suite->name(), suite->description());
+    if (suite->isolation() == Isolation::fresh_process) fmt::print("  {:<18} (every trial in a fresh process)\n", "");
+    for (const auto& c : suite->cases(context)) {
+      std::vector<std::string> arms;
+      for (const auto& arm : c.arms) arms.push_back(arm.name + " [" + join_levels(arm.levels) + "]");
+      fmt::print("    {}\n      arms: {}\n", case_name(suite->name(), c), fmt::join(arms, ", "));
+      if (auto why = suite->skip_reason(context, c, c.arms.front())) fmt::print("      skipped here: {}\n", *why);
+    }
+  }
+}
+
+void print_models() {
+  fmt::print("\nModels (--model):\n");
+  for (const auto& m : models::available_models()) {
+    fmt::print("  {:<12} {:<4} {:>4}px  {}\n", m.name, m.family, m.default_image_size, m.description);
+  }
+}
+
+}  // namespace
+
+Command add_list_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("list", "List the suites (cases, arms) and the reference models");
+  return {sub, [] {
+            SuiteContext context;
+            context.device = torch::cuda::is_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+            print_suites(context);
+            print_models();
+            return exit_code::ok;
+          }};
+}
+
+}  // namespace tipbench::cli

@@ -1,0 +1,3 @@
+#include "tipbench/cli.h"
+
+int main(int argc, char** argv) { return tipbench::cli::main({argv, argv + argc}); }

@@ -1,0 +1,18 @@
+// Ordered name=value pairs that identify a case (its parameters) or an arm (its factor levels).
+// Names of cases and arms are derived from them, never typed by hand.
+//   Levels p{{"model", "resnet50"}, {"batch", "64"}};  join_levels(p) == "model:resnet50/batch:64"
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tipbench {
+
+using Levels = std::vector<std::pair<std::string, std::string>>;
+
+std::string join_levels(const Levels& levels);  // "k1:v1/k2:v2"
+// The value for key; throws std::out_of_range naming the key and the keys present.
+const std::string& level(const Levels& levels, const std::string& key);
+
+}  // namespace tipbench

@@ -1,0 +1,133 @@
+// The result document (schema v1): one per `tipbench run`. Context and fingerprint, then
+// suites -> cases -> arms -> trials with raw samples, summaries and comparisons. Units are in
+// the key names. docs/result-schema.md is the reference. Example:
+//   tipbench::Result r = tipbench::read_result("results/runs/x.json");   // throws InputError
+//   tipbench::write_result_atomically(r, "out.json");
+#pragma once
+
+#include "tipbench/fingerprint.h"
+#include "tipbench/settings.h"
+#include "tipbench/stats.h"
+#include "tipbench/levels.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tipbench {
+
+inline constexpr int kSchemaMajor = 1;
+inline constexpr int kSchemaMinor = 0;
+std::string schema_version();  // "1.0"
+
+// Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct MemoryUse {
+  // CUDA caching allocator peaks during the trial (prepare + warm-up + timed steps).
+  std::optional<std::int64_t> peak_allocated_bytes;
+  std::optional<std::int64_t> peak_reserved_bytes;
+  // CPU: growth of the peak resident set over the resident set before the trial.
+  std::optional<std::int64_t> peak_rss_growth_bytes;
+};
+
+struct Trial {
+  int block = 0;
+  int position = 0;  // place of this arm in the block's shuffled order
+  int warmup_steps = 0;
+  bool warmup_stable = false;
+  std::int64_t samples_per_step = 0;
+  std::vector<double> step_times_ms;
+  double throughput_samples_per_s = 0;  // total samples / total timed time of the trial
+  MemoryUse memory;
+};
+
+enum class ArmStatus { ok, skipped, failed };
+
+struct ArmResult {
+  std::string name;  // "zero_grad/model:small_cnn/batch:32/arm:zero"
+  std::string arm;   // "zero"
+  bool baseline = false;
+  Levels levels;
+  ArmStatus status = ArmStatus::ok;
+  std::string reason;  // why skipped or failed
+  nlohmann::json info = nlohmann::json::object();
+  std::vector<Trial> trials;
+  // Summaries, derived from the trials (see summarize_arm).
+  stats::Summary step_time_ms;              // over every timed step of every trial
+  stats::Summary throughput_samples_per_s;  // over trials (one per block)
+  std::optional<std::int64_t> peak_memory_bytes;  // median over trials of the device's peak
+  std::string memory_metric;                      // which MemoryUse field peak_memory_bytes is
+};
+
+struct Comparison {
+  std::string treatment;  // arm short names
+  std::string baseline;
+  std::string metric;     // "throughput_samples_per_s" or "peak_memory_bytes"
+  stats::RatioEstimate estimate;
+  stats::Verdict verdict = stats::Verdict::no_significant_difference;
+  bool noisy = false;
+  std::string recommendation;  // what to do about a noisy row, else ""
+};
+
+struct CaseResult {
+  std::string name;
+  Levels params;
+  std::vector<ArmResult> arms;
+  std::vector<Comparison> comparisons;
+};
+
+struct SuiteResult {
+  std::string name;
+  std::string description;
+  std::string isolation;  // "in_process" or "fresh_process"
+  std::vector<CaseResult> cases;
+};
+
+struct GitState {
+  std::string sha;  // "" outside a git checkout
+  bool dirty = false;
+};
+
+struct RunContext {
+  std::string tipbench_version;
+  Fingerprint fingerprint;
+  std::string fingerprint_slug;
+  GitState git;
+  std::vector<std::string> argv;
+  std::string timestamp_utc;  // ISO 8601, "2026-11-21T09:14:03Z"
+  std::string hostname;
+  std::string device;  // "cpu", "cuda:0"
+  MeasureSettings settings;
+  std::vector<std::string> warnings;
+};
+
+struct Result {
+  std::string schema_version = tipbench::schema_version();
+  RunContext context;
+  std::vector<SuiteResult> suites;
+};
+
+std::string_view to_string(ArmStatus status);
+
+// Insertion-ordered JSON keeps the document in reading order (schema_version first).
+nlohmann::ordered_json to_json_document(const Result& r);
+nlohmann::ordered_json trial_to_json(const Trial& t);
+Trial trial_from_json(const nlohmann::ordered_json& j);
+
+// Throws InputError naming the file: missing, unreadable, not JSON, a schema major version other
+// than kSchemaMajor, or a document that does not match the schema.
+Result read_result(const std::string& path);
+Result parse_result(const nlohmann::ordered_json& document, const std::string& origin);
+// Temp file in the same directory, flushed, then renamed over `path`: a reader sees the old file
+// or the new one, never a part. Creates missing parent directories. Throws std::runtime_error.
+void write_result_atomically(const Result& result, const std::string& path);
+
+}  // namespace tipbench

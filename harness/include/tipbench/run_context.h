@@ -1,0 +1,24 @@
+// The context block of a result: who, where, when, with what. Example:
+//   RunContext c = tipbench::make_run_context(argc, argv, device, settings);
+#pragma once
+
+#include "tipbench/result.h"
+
+#include <c10/core/Device.h>
+
+#include <string>
+#include <vector>
+
+namespace tipbench {
+
+RunContext make_run_context(const std::vector<std::string>& argv, const c10::Device& device,
+                            const MeasureSettings& settings);
+// "20261121T091403Z": sortable, filesystem-safe UTC time for file names.
+std::string compact_utc_timestamp();
+std::string host_name();
+// The git state of the source tree this binary was built from ("" outside a checkout).
+GitState source_git_state();
+// Absolute path of the running executable (/proc/self/exe).
+std::string self_executable_path();
+
+}  // namespace tipbench

@@ -1,0 +1,44 @@
+// How a run measures: one plain struct, inline defaults, units in the field names. The CLI
+// fills it (defaults < --quick preset < flags); it is recorded verbatim in every result. Example:
+//   tipbench::MeasureSettings s = tipbench::quick_settings();  s.blocks = 12;
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+
+namespace tipbench {
+
+struct MeasureSettings {
+  // Warm-up (untimed): at least warmup_min_steps, then until the median of the last
+  // warmup_window steps is within warmup_tolerance of the window before, or a cap is hit.
+  int warmup_min_steps = 5;
+  int warmup_max_steps = 200;
+  double warmup_max_s = 60.0;
+  int warmup_window = 5;
+  double warmup_tolerance = 0.05;
+  // A trial times at least trial_min_steps and at least trial_min_time_s (estimated from the
+  // warm-up step time, so nothing synchronises inside the timed region), at most trial_max_steps.
+  int trial_min_steps = 20;
+  double trial_min_time_s = 2.0;
+  int trial_max_steps = 5000;
+  // Blocks: one trial of every arm, in shuffled order.
+  int blocks = 10;
+  // Verdicts: the smallest relative change that matters, and the bootstrap.
+  double practical_threshold = 0.02;
+  int bootstrap_resamples = 2000;
+  std::uint64_t seed = 0;
+};
+
+// The tiny budget for CI and smoke runs: a handful of short trials.
+MeasureSettings quick_settings();
+
+// A row is noisy when its between-block CV exceeds half the practical threshold: then an effect
+// of the threshold's size cannot be resolved with the blocks at hand.
+double noisy_cv_limit(const MeasureSettings& settings);
+
+void to_json(nlohmann::json& j, const MeasureSettings& s);
+// Unknown keys are an error (std::invalid_argument), missing keys keep their defaults.
+void from_json(const nlohmann::json& j, MeasureSettings& s);
+
+}  // namespace tipbench

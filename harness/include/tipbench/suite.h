@@ -1,0 +1,85 @@
+// A suite is the A/B experiment for one tip. It declares cases (fixed parameters such as model
+// and batch), each with arms (arms[0] is the baseline: the PyTorch default), and builds a
+// Workload per arm. It knows nothing about timing: warm-up, sync, blocks, statistics and output
+// belong to the harness. Example (suites/zero_grad.cpp):
+//   class ZeroGrad final : public tipbench::Suite { ... };
+//   TIPBENCH_REGISTER_SUITE(ZeroGrad);
+#pragma once
+
+#include "tipbench/levels.h"
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tipbench {
+
+struct ArmSpec {
+  std::string name;  // short: "none", "zero", "on"
+  Levels levels;     // the factor levels this arm sets, e.g. {{"set_to_none", "true"}}
+};
+
+struct CaseSpec {
+  Levels params;              // e.g. {{"model", "resnet50"}, {"batch", "64"}}
+  std::vector<ArmSpec> arms;  // arms[0] is the baseline
+};
+
+// The run-wide choices a suite builds its cases from.
+struct SuiteContext {
+  c10::Device device = c10::Device(c10::kCPU);
+  std::vector<std::string> models;  // empty: the suite picks its default for the device
+  std::int64_t batch_size = 0;      // 0: the default for model and device
+  std::uint64_t seed = 0;
+  bool quick = false;
+};
+
+// One prepared arm: everything staged (model built, inputs on the device) before timing.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // One measured unit, e.g. a training step. May be asynchronous on a GPU.
+  virtual void step() = 0;
+  virtual std::int64_t samples_per_step() const = 0;
+  // Called once between the untimed warm-up and the timed steps (e.g. to switch from a warm-up
+  // input shape to the measured shape schedule).
+  virtual void begin_measurement() {}
+  // Static facts recorded with the arm (parameter count, input shape, ...).
+  virtual nlohmann::json info() const { return nlohmann::json::object(); }
+};
+
+enum class Isolation {
+  in_process,     // arms switch in place: interleaved trials share one process
+  fresh_process,  // a sticky, process-wide knob (autotuner cache): every trial in a new process
+};
+
+class Suite {
+ public:
+  virtual ~Suite() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  // Models the suite can run; empty means any.
+  virtual std::vector<std::string> supported_models() const { return {}; }
+  virtual std::vector<CaseSpec> cases(const SuiteContext& context) const = 0;
+  // Why an arm cannot run here (cudnn on a CPU, one GPU for DataParallel); nullopt when it can.
+  virtual std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
+                                                 const ArmSpec& arm) const {
+    return std::nullopt;
+  }
+  virtual Isolation isolation() const { return Isolation::in_process; }
+  virtual std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                            const ArmSpec& arm) const = 0;
+};
+
+// "zero_grad/model:resnet50/batch:64" and ".../arm:none".
+std::string case_name(const std::string& suite, const CaseSpec& c);
+std::string arm_name(const std::string& suite, const CaseSpec& c, const ArmSpec& arm);
+
+}  // namespace tipbench

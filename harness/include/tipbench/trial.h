@@ -1,0 +1,31 @@
+// One trial of one arm in this process: prepare (untimed), warm up until stable (untimed), time
+// the steps (CUDA events on the current stream, or the monotonic clock on CPU), record memory.
+//   TrialOutcome t = tipbench::run_trial(suite, context, c, arm, settings, /*block=*/0, /*position=*/1);
+#pragma once
+
+#include "tipbench/result.h"
+#include "tipbench/settings.h"
+#include "tipbench/suite.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tipbench {
+
+struct TrialOutcome {
+  Trial trial;
+  nlohmann::json info;  // the workload's static facts
+};
+
+TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
+                       const ArmSpec& arm, const MeasureSettings& settings, int block, int position);
+
+// The same trial in a child process (`<self_executable> __trial REQUEST RESPONSE`), for knobs
+// whose state sticks to a process. Throws std::runtime_error with the child's error.
+TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, const Suite& suite,
+                                        const SuiteContext& context, int case_index, int arm_index,
+                                        const MeasureSettings& settings, int block, int position);
+
+// The child's side: reads the request, runs the trial, writes the response. Returns an exit code.
+int serve_trial_request(const std::string& request_path, const std::string& response_path);
+
+}  // namespace tipbench

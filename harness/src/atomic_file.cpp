@@ -1,0 +1,57 @@
+#include "tipbench/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace tipbench {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& path) {
+  throw std::runtime_error(what + " '" + path + "': " + std::strerror(errno));
+}
+
+void write_all(int fd, std::string_view content, const std::string& path) {
+  while (!content.empty()) {
+    const ssize_t n = ::write(fd, content.data(), content.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("cannot write", path);
+    content.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  // The temp file lives beside the target: rename is atomic only within one filesystem.
+  std::string temp = path + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) fail("cannot create a temporary file for", path);
+  try {
+    write_all(fd, content, temp);
+    if (::fsync(fd) != 0) fail("cannot flush", temp);
+    ::fchmod(fd, 0644);
+    if (::close(fd) != 0) fail("cannot close", temp);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(temp.c_str());
+    errno = saved;
+    fail("cannot rename the temporary file onto", path);
+  }
+}
+
+}  // namespace tipbench

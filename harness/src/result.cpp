@@ -1,0 +1,303 @@
+#include "tipbench/result.h"
+
+#include "tipbench/atomic_file.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace tipbench {
+
+using ojson = nlohmann::ordered_json;
+
+std::string schema_version() { return fmt::format("{}.{}", kSchemaMajor, kSchemaMinor); }
+
+std::string_view to_string(ArmStatus status) {
+  switch (status) {
+    case ArmStatus::ok: return "ok";
+    case ArmStatus::skipped: return "skipped";
+    case ArmStatus::failed: return "failed";
+  }
+  return "unknown";
+}
+
+namespace {
+
+ArmStatus arm_status_from(const std::string& s) {
+  for (auto status : {ArmStatus::ok, ArmStatus::skipped, ArmStatus::failed}) {
+    if (to_string(status) == s) return status;
+  }
+  throw std::invalid_argument("unknown arm status '" + s + "'");
+}
+
+stats::Verdict verdict_from(const std::string& s) {
+  using stats::Verdict;
+  for (auto v : {Verdict::faster, Verdict::slower, Verdict::no_significant_difference}) {
+    if (stats::to_string(v) == s) return v;
+  }
+  throw std::invalid_argument("unknown verdict '" + s + "'");
+}
+
+ojson levels_to_json(const Levels& levels) {
+  ojson j = ojson::object();
+  for (const auto& [k, v] : levels) j[k] = v;
+  return j;
+}
+
+Levels levels_from_json(const ojson& j) {
+  Levels levels;
+  for (const auto& [k, v] : j.items()) levels.emplace_back(k, v.get<std::string>());
+  return levels;
+}
+
+ojson summary_to_json(const stats::Summary& s) {
+  return {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
+          {"mean", s.mean},     {"cv", s.cv},   {"n", s.n}};
+}
+
+stats::Summary summary_from_json(const ojson& j) {
+  stats::Summary s;
+  s.median = j.at("median").get<double>();
+  s.p10 = j.at("p10").get<double>();
+  s.p90 = j.at("p90").get<double>();
+  s.mean = j.at("mean").get<double>();
+  s.cv = j.at("cv").get<double>();
+  s.n = j.at("n").get<std::size_t>();
+  return s;
+}
+
+template <typename T>
+void put_optional(ojson& j, const char* key, const std::optional<T>& value) {
+  if (value) j[key] = *value;
+}
+
+template <typename T>
+std::optional<T> get_optional(const ojson& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return j.at(key).get<T>();
+}
+
+ojson memory_to_json(const MemoryUse& m) {
+  ojson j = ojson::object();
+  put_optional(j, "peak_allocated_bytes", m.peak_allocated_bytes);
+  put_optional(j, "peak_reserved_bytes", m.peak_reserved_bytes);
+  put_optional(j, "peak_rss_growth_bytes", m.peak_rss_growth_bytes);
+  return j;
+}
+
+MemoryUse memory_from_json(const ojson& j) {
+  MemoryUse m;
+  m.peak_allocated_bytes = get_optional<std::int64_t>(j, "peak_allocated_bytes");
+  m.peak_reserved_bytes = get_optional<std::int64_t>(j, "peak_reserved_bytes");
+  m.peak_rss_growth_bytes = get_optional<std::int64_t>(j, "peak_rss_growth_bytes");
+  return m;
+}
+
+ojson arm_to_json(const ArmResult& a) {
+  ojson j = {{"name", a.name},
+             {"arm", a.arm},
+             {"baseline", a.baseline},
+             {"levels", levels_to_json(a.levels)},
+             {"status", to_string(a.status)}};
+  if (!a.reason.empty()) j["reason"] = a.reason;
+  j["info"] = ojson(a.info);
+  j["summary"] = {{"step_time_ms", summary_to_json(a.step_time_ms)},
+                  {"throughput_samples_per_s", summary_to_json(a.throughput_samples_per_s)}};
+  if (a.peak_memory_bytes) {
+    j["summary"]["peak_memory_bytes"] = *a.peak_memory_bytes;
+    j["summary"]["memory_metric"] = a.memory_metric;
+  }
+  j["trials"] = ojson::array();
+  for (const auto& t : a.trials) j["trials"].push_back(trial_to_json(t));
+  return j;
+}
+
+ArmResult arm_from_json(const ojson& j) {
+  ArmResult a;
+  a.name = j.at("name").get<std::string>();
+  a.arm = j.at("arm").get<std::string>();
+  a.baseline = j.at("baseline").get<bool>();
+  a.levels = levels_from_json(j.at("levels"));
+  a.status = arm_status_from(j.at("status").get<std::string>());
+  a.reason = j.value("reason", "");
+  a.info = nlohmann::json::parse(j.at("info").dump());
+  const auto& s = j.at("summary");
+  a.step_time_ms = summary_from_json(s.at("step_time_ms"));
+  a.throughput_samples_per_s = summary_from_json(s.at("throughput_samples_per_s"));
+  a.peak_memory_bytes = get_optional<std::int64_t>(s, "peak_memory_bytes");
+  a.memory_metric = s.value("memory_metric", "");
+  for (const auto& t : j.at("trials")) a.trials.push_back(trial_from_json(t));
+  return a;
+}
+
+ojson comparison_to_json(const Comparison& c) {
+  ojson j = {{"treatment", c.treatment},
+             {"baseline", c.baseline},
+             {"metric", c.metric},
+             {"ratio", c.estimate.ratio},
+             {"ci95_low", c.estimate.ci_low},
+             {"ci95_high", c.estimate.ci_high},
+             {"blocks", c.estimate.blocks},
+             {"verdict", stats::to_string(c.verdict)},
+             {"noisy", c.noisy}};
+  if (!c.recommendation.empty()) j["recommendation"] = c.recommendation;
+  return j;
+}
+
+Comparison comparison_from_json(const ojson& j) {
+  Comparison c;
+  c.treatment = j.at("treatment").get<std::string>();
+  c.baseline = j.at("baseline").get<std::string>();
+  c.metric = j.at("metric").get<std::string>();
+  c.estimate.ratio = j.at("ratio").get<double>();
+  c.estimate.ci_low = j.at("ci95_low").get<double>();
+  c.estimate.ci_high = j.at("ci95_high").get<double>();
+  c.estimate.blocks = j.at("blocks").get<std::size_t>();
+  c.verdict = verdict_from(j.at("verdict").get<std::string>());
+  c.noisy = j.at("noisy").get<bool>();
+  c.recommendation = j.value("recommendation", "");
+  return c;
+}
+
+ojson case_to_json(const CaseResult& c) {
+  ojson j = {{"name", c.name}, {"params", levels_to_json(c.params)}, {"arms", ojson::array()},
+             {"comparisons", ojson::array()}};
+  for (const auto& a : c.arms) j["arms"].push_back(arm_to_json(a));
+  for (const auto& cmp : c.comparisons) j["comparisons"].push_back(comparison_to_json(cmp));
+  return j;
+}
+
+CaseResult case_from_json(const ojson& j) {
+  CaseResult c;
+  c.name = j.at("name").get<std::string>();
+  c.params = levels_from_json(j.at("params"));
+  for (const auto& a : j.at("arms")) c.arms.push_back(arm_from_json(a));
+  for (const auto& cmp : j.at("comparisons")) c.comparisons.push_back(comparison_from_json(cmp));
+  return c;
+}
+
+ojson context_to_json(const RunContext& c) {
+  ojson settings = ojson(nlohmann::json(c.settings));
+  return {{"tipbench_version", c.tipbench_version},
+          {"timestamp_utc", c.timestamp_utc},
+          {"hostname", c.hostname},
+          {"device", c.device},
+          {"fingerprint_slug", c.fingerprint_slug},
+          {"fingerprint", ojson(nlohmann::json(c.fingerprint))},
+          {"git", {{"sha", c.git.sha}, {"dirty", c.git.dirty}}},
+          {"argv", c.argv},
+          {"settings", settings},
+          {"warnings", c.warnings}};
+}
+
+RunContext context_from_json(const ojson& j) {
+  RunContext c;
+  c.tipbench_version = j.at("tipbench_version").get<std::string>();
+  c.timestamp_utc = j.at("timestamp_utc").get<std::string>();
+  c.hostname = j.at("hostname").get<std::string>();
+  c.device = j.at("device").get<std::string>();
+  c.fingerprint_slug = j.at("fingerprint_slug").get<std::string>();
+  c.fingerprint = nlohmann::json::parse(j.at("fingerprint").dump()).get<Fingerprint>();
+  c.git.sha = j.at("git").at("sha").get<std::string>();
+  c.git.dirty = j.at("git").at("dirty").get<bool>();
+  c.argv = j.at("argv").get<std::vector<std::string>>();
+  c.settings = nlohmann::json::parse(j.at("settings").dump()).get<MeasureSettings>();
+  c.warnings = j.at("warnings").get<std::vector<std::string>>();
+  return c;
+}
+
+void check_schema_version(const ojson& document, const std::string& origin) {
+  if (!document.is_object() || !document.contains("schema_version") ||
+      !document.at("schema_version").is_string()) {
+    throw InputError(origin + ": not a tipbench result (no \"schema_version\")");
+  }
+  const auto version = document.at("schema_version").get<std::string>();
+  int major = -1;
+  std::istringstream(version) >> major;
+  if (major != kSchemaMajor) {
+    throw InputError(fmt::format(
+        "{}: result schema version {} is not supported; this tipbench reads {}.x{}", origin,
+        version, kSchemaMajor,
+        major > kSchemaMajor ? " (the file is newer: upgrade tipbench)" : ""));
+  }
+}
+
+}  // namespace
+
+ojson trial_to_json(const Trial& t) {
+  return {{"block", t.block},
+          {"position", t.position},
+          {"warmup_steps", t.warmup_steps},
+          {"warmup_stable", t.warmup_stable},
+          {"samples_per_step", t.samples_per_step},
+          {"throughput_samples_per_s", t.throughput_samples_per_s},
+          {"memory", memory_to_json(t.memory)},
+          {"step_times_ms", t.step_times_ms}};
+}
+
+Trial trial_from_json(const ojson& j) {
+  Trial t;
+  t.block = j.at("block").get<int>();
+  t.position = j.at("position").get<int>();
+  t.warmup_steps = j.at("warmup_steps").get<int>();
+  t.warmup_stable = j.at("warmup_stable").get<bool>();
+  t.samples_per_step = j.at("samples_per_step").get<std::int64_t>();
+  t.throughput_samples_per_s = j.at("throughput_samples_per_s").get<double>();
+  t.memory = memory_from_json(j.at("memory"));
+  t.step_times_ms = j.at("step_times_ms").get<std::vector<double>>();
+  return t;
+}
+
+ojson to_json_document(const Result& r) {
+  ojson j = {{"schema_version", r.schema_version}, {"context", context_to_json(r.context)}};
+  j["suites"] = ojson::array();
+  for (const auto& s : r.suites) {
+    ojson suite = {{"name", s.name},
+                   {"description", s.description},
+                   {"isolation", s.isolation},
+                   {"cases", ojson::array()}};
+    for (const auto& c : s.cases) suite["cases"].push_back(case_to_json(c));
+    j["suites"].push_back(std::move(suite));
+  }
+  return j;
+}
+
+Result parse_result(const ojson& document, const std::string& origin) {
+  check_schema_version(document, origin);
+  try {
+    Result r;
+    r.schema_version = document.at("schema_version").get<std::string>();
+    r.context = context_from_json(document.at("context"));
+    for (const auto& s : document.at("suites")) {
+      SuiteResult suite;
+      suite.name = s.at("name").get<std::string>();
+      suite.description = s.at("description").get<std::string>();
+      suite.isolation = s.at("isolation").get<std::string>();
+      for (const auto& c : s.at("cases")) suite.cases.push_back(case_from_json(c));
+      r.suites.push_back(std::move(suite));
+    }
+    return r;
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: does not match result schema {}: {}", origin,
+                                 schema_version(), e.what()));
+  }
+}
+
+Result read_result(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the result file");
+  ojson document;
+  try {
+    document = ojson::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", path, e.what()));
+  }
+  return parse_result(document, path);
+}
+
+void write_result_atomically(const Result& result, const std::string& path) {
+  write_file_atomically(path, to_json_document(result).dump(2) + "\n");
+}
+
+}  // namespace tipbench

@@ -1,0 +1,89 @@
+#include "tipbench/run_context.h"
+
+#include "tipbench/environment.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#ifndef TIPBENCH_SOURCE_DIR
+#define TIPBENCH_SOURCE_DIR ""
+#endif
+#ifndef TIPBENCH_VERSION
+#define TIPBENCH_VERSION "0.0.0"
+#endif
+
+namespace tipbench {
+
+namespace {
+
+std::string utc_time(const char* format) {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  std::array<char, 32> buffer{};
+  std::strftime(buffer.data(), buffer.size(), format, &tm);
+  return buffer.data();
+}
+
+// Output of a shell command, trailing newline removed; "" when it fails.
+std::string command_output(const std::string& command, int* status = nullptr) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 256> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) out += chunk.data();
+  const int rc = ::pclose(pipe);
+  if (status) *status = rc;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::string compact_utc_timestamp() { return utc_time("%Y%m%dT%H%M%SZ"); }
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
+  return name.data();
+}
+
+GitState source_git_state() {
+  GitState git;
+  const std::string dir = TIPBENCH_SOURCE_DIR;
+  if (dir.empty() || !std::filesystem::exists(dir + "/.git")) return git;
+  int status = -1;
+  git.sha = command_output("git -C '" + dir + "' rev-parse HEAD 2>/dev/null", &status);
+  if (status != 0) return {};
+  git.dirty = !command_output("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty();
+  return git;
+}
+
+std::string self_executable_path() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : path.string();
+}
+
+RunContext make_run_context(const std::vector<std::string>& argv, const c10::Device& device,
+                            const MeasureSettings& settings) {
+  RunContext c;
+  c.tipbench_version = TIPBENCH_VERSION;
+  c.fingerprint = collect_fingerprint(device.is_cuda());
+  c.fingerprint_slug = fingerprint_slug(c.fingerprint);
+  c.git = source_git_state();
+  c.argv = argv;
+  c.timestamp_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  c.hostname = host_name();
+  c.device = device.str();
+  c.settings = settings;
+  c.warnings = environment_warnings(device.is_cuda());
+  return c;
+}
+
+}  // namespace tipbench

@@ -1,0 +1,135 @@
+#include "tipbench/runner.h"
+
+#include "tipbench/summary.h"
+#include "tipbench/trial.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <numeric>
+#include <random>
+
+namespace tipbench {
+
+namespace {
+
+// One case of one suite with the runnable arms already separated from the skipped ones.
+struct PlannedCase {
+  const Suite* suite;
+  int case_index;
+  CaseSpec spec;
+  CaseResult result;
+  std::vector<int> runnable;  // indices into spec.arms
+};
+
+CaseResult empty_case_result(const Suite& suite, const CaseSpec& c) {
+  CaseResult r;
+  r.name = case_name(suite.name(), c);
+  r.params = c.params;
+  for (std::size_t i = 0; i < c.arms.size(); ++i) {
+    ArmResult a;
+    a.name = arm_name(suite.name(), c, c.arms[i]);
+    a.arm = c.arms[i].name;
+    a.baseline = i == 0;
+    a.levels = c.arms[i].levels;
+    r.arms.push_back(std::move(a));
+  }
+  return r;
+}
+
+std::vector<PlannedCase> plan_cases(const Suite& suite, const SuiteContext& context) {
+  std::vector<PlannedCase> planned;
+  const auto cases = suite.cases(context);
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    PlannedCase p{&suite, static_cast<int>(ci), cases[ci], empty_case_result(suite, cases[ci]), {}};
+    for (std::size_t ai = 0; ai < cases[ci].arms.size(); ++ai) {
+      if (auto why = suite.skip_reason(context, cases[ci], cases[ci].arms[ai])) {
+        p.result.arms[ai].status = ArmStatus::skipped;
+        p.result.arms[ai].reason = *why;
+      } else {
+        p.runnable.push_back(static_cast<int>(ai));
+      }
+    }
+    planned.push_back(std::move(p));
+  }
+  return planned;
+}
+
+// Block order is shuffled from a seed derived from the run seed and the case, so a run is
+// reproducible and cases do not share one order.
+std::vector<int> shuffled(std::vector<int> arms, std::uint64_t seed, const std::string& name, int block) {
+  std::seed_seq seq{seed, static_cast<std::uint64_t>(std::hash<std::string>{}(name)),
+                    static_cast<std::uint64_t>(block)};
+  std::mt19937_64 rng(seq);
+  for (std::size_t i = arms.size(); i > 1; --i) {  // Fisher-Yates with a portable draw
+    std::swap(arms[i - 1], arms[rng() % i]);
+  }
+  return arms;
+}
+
+void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
+  const Suite& suite = *p.suite;
+  const int blocks = plan.settings.blocks;
+  for (int block = 0; block < blocks; ++block) {
+    const auto order = shuffled(p.runnable, plan.settings.seed, p.result.name, block);
+    for (std::size_t position = 0; position < order.size(); ++position) {
+      const int ai = order[position];
+      ArmResult& arm = p.result.arms[ai];
+      if (arm.status != ArmStatus::ok) continue;  // failed in an earlier block
+      progress.trial_started(suite.name(), join_levels(p.spec.params) + " arm:" + arm.arm, block, blocks);
+      const auto started = std::chrono::steady_clock::now();
+      try {
+        TrialOutcome outcome =
+            suite.isolation() == Isolation::fresh_process
+                ? run_trial_in_fresh_process(plan.self_executable, suite, plan.context, p.case_index,
+                                             ai, plan.settings, block, static_cast<int>(position))
+                : run_trial(suite, plan.context, p.spec, p.spec.arms[ai], plan.settings, block,
+                            static_cast<int>(position));
+        arm.trials.push_back(std::move(outcome.trial));
+        arm.info = std::move(outcome.info);
+      } catch (const std::exception& e) {
+        // One failing arm is recorded and the run goes on with the others.
+        arm.status = ArmStatus::failed;
+        arm.reason = e.what();
+        progress.note("failed: " + arm.name + ": " + arm.reason);
+      }
+      progress.trial_finished(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+  }
+  summarize_case(p.result, plan.settings);
+}
+
+}  // namespace
+
+std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
+  std::vector<SuiteResult> results;
+  std::vector<std::vector<PlannedCase>> planned;
+  int total_trials = 0;
+  for (const Suite* suite : plan.suites) {
+    planned.push_back(plan_cases(*suite, plan.context));
+    for (const auto& p : planned.back()) {
+      total_trials += static_cast<int>(p.runnable.size()) * plan.settings.blocks;
+      for (const auto& arm : p.result.arms) {
+        if (arm.status == ArmStatus::skipped) progress.note("skipped: " + arm.name + ": " + arm.reason);
+      }
+    }
+  }
+  progress.begin(total_trials);
+  for (std::size_t si = 0; si < plan.suites.size(); ++si) {
+    const Suite& suite = *plan.suites[si];
+    SuiteResult sr;
+    sr.name = suite.name();
+    sr.description = suite.description();
+    sr.isolation = suite.isolation() == Isolation::fresh_process ? "fresh_process" : "in_process";
+    for (auto& p : planned[si]) {
+      run_case(p, plan, progress);
+      sr.cases.push_back(std::move(p.result));
+    }
+    results.push_back(std::move(sr));
+  }
+  progress.end();
+  return results;
+}
+
+}  // namespace tipbench

@@ -1,0 +1,74 @@
+#include "step_timer.h"
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/cuda.h>
+
+#include <chrono>
+
+namespace tipbench::detail {
+
+namespace {
+
+class CpuStepTimer final : public StepTimer {
+ public:
+  explicit CpuStepTimer(int steps) { stamps_.reserve(steps + 1); }
+  void start() override { stamps_.assign(1, Clock::now()); }
+  void lap() override { stamps_.push_back(Clock::now()); }
+  std::vector<double> finish() override {
+    std::vector<double> ms;
+    for (std::size_t i = 1; i < stamps_.size(); ++i) {
+      ms.push_back(std::chrono::duration<double, std::milli>(stamps_[i] - stamps_[i - 1]).count());
+    }
+    return ms;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::vector<Clock::time_point> stamps_;
+};
+
+class CudaStepTimer final : public StepTimer {
+ public:
+  CudaStepTimer(const c10::Device& device, int steps)
+      : stream_(c10::cuda::getCurrentCUDAStream(device.has_index() ? device.index() : -1)) {
+    // cudaEventDefault: the default flags disable timing and elapsed_time would refuse them.
+    events_.reserve(steps + 1);
+    for (int i = 0; i <= steps; ++i) {
+      events_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
+      events_.back()->record(stream_);  // creates the CUDA event now, outside the timed region
+    }
+    stream_.synchronize();
+  }
+  void start() override {
+    next_ = 0;
+    record();
+  }
+  void lap() override { record(); }
+  std::vector<double> finish() override {
+    events_[next_ - 1]->synchronize();
+    std::vector<double> ms;
+    for (std::size_t i = 1; i < next_; ++i) ms.push_back(events_[i - 1]->elapsed_time(*events_[i]));
+    return ms;
+  }
+
+ private:
+  void record() { events_.at(next_++)->record(stream_); }
+
+  c10::cuda::CUDAStream stream_;
+  std::vector<std::unique_ptr<at::cuda::CUDAEvent>> events_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<StepTimer> make_step_timer(const c10::Device& device, int steps) {
+  if (device.is_cuda()) return std::make_unique<CudaStepTimer>(device, steps);
+  return std::make_unique<CpuStepTimer>(steps);
+}
+
+void synchronize(const c10::Device& device) {
+  if (device.is_cuda()) c10::cuda::getCurrentCUDAStream(device.has_index() ? device.index() : -1).synchronize();
+}
+
+}  // namespace tipbench::detail

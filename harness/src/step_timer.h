@@ -1,0 +1,26 @@
+// Internal: per-step times of the timed region. CUDA: one event per step boundary on the current
+// stream, read after one synchronisation at the end. CPU: the monotonic clock (CPU ops are
+// synchronous, so the clock sees the work).
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <vector>
+
+namespace tipbench::detail {
+
+class StepTimer {
+ public:
+  virtual ~StepTimer() = default;
+  virtual void start() = 0;                  // before the first step
+  virtual void lap() = 0;                    // after each step
+  virtual std::vector<double> finish() = 0;  // per-step milliseconds; waits for the device
+};
+
+// `steps` sizes the event pool up front so nothing is created inside the timed region.
+std::unique_ptr<StepTimer> make_step_timer(const c10::Device& device, int steps);
+// Blocks until the device has finished the queued work (a no-op on CPU).
+void synchronize(const c10::Device& device);
+
+}  // namespace tipbench::detail

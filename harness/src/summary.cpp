@@ -1,0 +1,116 @@
+#include "tipbench/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace tipbench {
+
+namespace {
+
+// The device's own memory figure: CUDA allocator peaks where present, else CPU RSS growth.
+std::optional<std::int64_t> trial_memory(const Trial& t, std::string* metric) {
+  if (t.memory.peak_allocated_bytes) {
+    if (metric) *metric = "peak_allocated_bytes";
+    return t.memory.peak_allocated_bytes;
+  }
+  if (t.memory.peak_rss_growth_bytes) {
+    if (metric) *metric = "peak_rss_growth_bytes";
+    return t.memory.peak_rss_growth_bytes;
+  }
+  return std::nullopt;
+}
+
+struct Paired {
+  std::vector<double> treatment;
+  std::vector<double> baseline;
+};
+
+// Pairs the two arms' trials by block; a block where either arm has no positive value is dropped.
+template <typename Metric>
+Paired pair_by_block(const ArmResult& treatment, const ArmResult& baseline, Metric metric) {
+  std::map<int, double> base;
+  for (const auto& t : baseline.trials) {
+    if (auto v = metric(t); v && *v > 0) base[t.block] = *v;
+  }
+  Paired p;
+  for (const auto& t : treatment.trials) {
+    auto v = metric(t);
+    auto it = base.find(t.block);
+    if (v && *v > 0 && it != base.end()) {
+      p.treatment.push_back(*v);
+      p.baseline.push_back(it->second);
+    }
+  }
+  return p;
+}
+
+std::optional<Comparison> compare(const ArmResult& treatment, const ArmResult& baseline,
+                                  const std::string& metric, const Paired& paired,
+                                  bool higher_is_better, const MeasureSettings& settings) {
+  constexpr std::size_t kMinBlocks = 3;  // fewer leave the bootstrap nothing to resample
+  if (paired.treatment.size() < kMinBlocks) return std::nullopt;
+  Comparison c;
+  c.treatment = treatment.arm;
+  c.baseline = baseline.arm;
+  c.metric = metric;
+  c.estimate = stats::paired_ratio_of_medians(
+      paired.treatment, paired.baseline,
+      {.resamples = static_cast<std::size_t>(settings.bootstrap_resamples),
+       .seed = settings.seed});
+  c.verdict = stats::decide(c.estimate, {.practical_threshold = settings.practical_threshold,
+                                         .higher_is_better = higher_is_better});
+  const double cv = std::max(stats::coefficient_of_variation(paired.treatment),
+                             stats::coefficient_of_variation(paired.baseline));
+  c.noisy = cv > noisy_cv_limit(settings);
+  if (c.noisy) {
+    c.recommendation = fmt::format(
+        "between-block CV {:.1f}% exceeds {:.1f}%: re-run with --blocks {} (or longer trials) "
+        "to resolve a {:.0f}% effect",
+        100 * cv, 100 * noisy_cv_limit(settings),
+        stats::blocks_needed(cv, settings.practical_threshold), 100 * settings.practical_threshold);
+  }
+  return c;
+}
+
+}  // namespace
+
+void summarize_arm(ArmResult& arm) {
+  std::vector<double> steps;
+  std::vector<double> throughputs;
+  std::vector<double> memory;
+  for (const auto& t : arm.trials) {
+    steps.insert(steps.end(), t.step_times_ms.begin(), t.step_times_ms.end());
+    throughputs.push_back(t.throughput_samples_per_s);
+    if (auto m = trial_memory(t, &arm.memory_metric)) memory.push_back(static_cast<double>(*m));
+  }
+  if (!steps.empty()) arm.step_time_ms = stats::summarize(steps);
+  if (!throughputs.empty()) arm.throughput_samples_per_s = stats::summarize(throughputs);
+  if (!memory.empty()) arm.peak_memory_bytes = static_cast<std::int64_t>(stats::median(memory));
+}
+
+void summarize_case(CaseResult& c, const MeasureSettings& settings) {
+  for (auto& arm : c.arms) summarize_arm(arm);
+  c.comparisons.clear();
+  auto base = std::find_if(c.arms.begin(), c.arms.end(), [](const ArmResult& a) { return a.baseline; });
+  if (base == c.arms.end() || base->status != ArmStatus::ok) return;
+  for (const auto& arm : c.arms) {
+    if (arm.baseline || arm.status != ArmStatus::ok) continue;
+    auto throughput = pair_by_block(arm, *base, [](const Trial& t) {
+      return std::optional<double>(t.throughput_samples_per_s);
+    });
+    if (auto cmp = compare(arm, *base, "throughput_samples_per_s", throughput, true, settings)) {
+      c.comparisons.push_back(*cmp);
+    }
+    auto memory = pair_by_block(arm, *base, [](const Trial& t) -> std::optional<double> {
+      if (auto m = trial_memory(t, nullptr)) return static_cast<double>(*m);
+      return std::nullopt;
+    });
+    if (auto cmp = compare(arm, *base, base->memory_metric, memory, false, settings)) {
+      c.comparisons.push_back(*cmp);
+    }
+  }
+}
+
+}  // namespace tipbench

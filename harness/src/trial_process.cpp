@@ -1,0 +1,116 @@
+// Fresh-process trials: the parent writes a request file, runs `<self> __trial REQUEST RESPONSE`
+// and reads the response; the child rebuilds the same suite/case/arm from the registry.
+#include "tipbench/trial.h"
+
+#include "tipbench/atomic_file.h"
+#include "tipbench/registry.h"
+
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace tipbench {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson context_to_json(const SuiteContext& c) {
+  return {{"device", c.device.str()}, {"models", c.models}, {"batch_size", c.batch_size},
+          {"seed", c.seed}, {"quick", c.quick}};
+}
+
+SuiteContext context_from_json(const ojson& j) {
+  SuiteContext c;
+  c.device = c10::Device(j.at("device").get<std::string>());
+  c.models = j.at("models").get<std::vector<std::string>>();
+  c.batch_size = j.at("batch_size").get<std::int64_t>();
+  c.seed = j.at("seed").get<std::uint64_t>();
+  c.quick = j.at("quick").get<bool>();
+  return c;
+}
+
+ojson read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  return ojson::parse(in);
+}
+
+int run_child(const std::string& self, const std::string& request, const std::string& response) {
+  std::vector<std::string> args{self, "__trial", request, response};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (int rc = ::posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), environ); rc != 0) {
+    throw std::runtime_error(fmt::format("cannot start trial process {}: {}", self, std::strerror(rc)));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error("waitpid failed for the trial process");
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, const Suite& suite,
+                                        const SuiteContext& context, int case_index, int arm_index,
+                                        const MeasureSettings& settings, int block, int position) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() /
+                       fmt::format("tipbench-trial-{}-{}-{}", ::getpid(), block, position);
+  fs::create_directories(dir);
+  const std::string request = (dir / "request.json").string();
+  const std::string response = (dir / "response.json").string();
+  ojson req = {{"suite", suite.name()},         {"case_index", case_index},
+               {"arm_index", arm_index},        {"context", context_to_json(context)},
+               {"settings", ojson(nlohmann::json(settings))},
+               {"block", block},                {"position", position}};
+  write_file_atomically(request, req.dump());
+  const int code = run_child(self_executable, request, response);
+  ojson res;
+  if (fs::exists(response)) res = read_json(response);
+  fs::remove_all(dir);
+  if (res.contains("error")) throw std::runtime_error(res.at("error").get<std::string>());
+  if (code != 0 || !res.contains("trial")) {
+    throw std::runtime_error(fmt::format("trial process exited with code {} and no result", code));
+  }
+  return {trial_from_json(res.at("trial")), nlohmann::json::parse(res.at("info").dump())};
+}
+
+int serve_trial_request(const std::string& request_path, const std::string& response_path) {
+  ojson res;
+  int code = 0;
+  try {
+    const ojson req = read_json(request_path);
+    const Suite* suite = find_suite(req.at("suite").get<std::string>());
+    if (suite == nullptr) throw std::runtime_error("unknown suite in trial request");
+    const SuiteContext context = context_from_json(req.at("context"));
+    const auto cases = suite->cases(context);
+    const auto& c = cases.at(req.at("case_index").get<std::size_t>());
+    const auto& arm = c.arms.at(req.at("arm_index").get<std::size_t>());
+    const auto settings = nlohmann::json::parse(req.at("settings").dump()).get<MeasureSettings>();
+    auto outcome = run_trial(*suite, context, c, arm, settings, req.at("block").get<int>(),
+                             req.at("position").get<int>());
+    res = {{"trial", trial_to_json(outcome.trial)}, {"info", ojson(outcome.info)}};
+  } catch (const std::exception& e) {
+    res = {{"error", e.what()}};
+    code = 1;
+  }
+  write_file_atomically(response_path, res.dump());
+  return code;
+}
+
+}  // namespace tipbench

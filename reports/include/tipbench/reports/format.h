@@ -1,0 +1,18 @@
+// Number formatting shared by every reporter, so a figure reads the same everywhere.
+//   human_bytes(1536) == "1.5 KiB";  ratio_with_ci(c) == "x1.043 [1.021, 1.065]"
+#pragma once
+
+#include "tipbench/result.h"
+
+#include <cstdint>
+#include <string>
+
+namespace tipbench::reports {
+
+std::string human_bytes(std::int64_t bytes);
+std::string percent(double fraction, int decimals = 1);  // 0.0123 -> "1.2%"
+std::string ratio_with_ci(const Comparison& c);
+// "throughput" for throughput_samples_per_s, "memory" for the memory metrics.
+std::string metric_label(const std::string& metric);
+
+}  // namespace tipbench::reports

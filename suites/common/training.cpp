@@ -1,0 +1,129 @@
+#include "training.h"
+
+#include <torch/torch.h>
+
+#include <array>
+
+namespace tipbench::suites {
+
+namespace {
+
+// (height, width) of timed step i in the varying-shapes schedule: 17 x 17 distinct sizes around
+// the model's size, so up to 289 steps never repeat a shape (later steps wrap around).
+std::pair<std::int64_t, std::int64_t> varying_shape(std::int64_t base, std::int64_t i) {
+  constexpr std::int64_t kSizes = 17;
+  const std::int64_t stride = std::max<std::int64_t>(1, base / 28);  // 8 px at 224
+  auto size = [&](std::int64_t k) { return base + stride * (k - kSizes / 2); };
+  return {size(i % kSizes), size((i / kSizes) % kSizes)};
+}
+
+class TrainingWorkload final : public Workload {
+ public:
+  TrainingWorkload(const SuiteContext& context, const TrainingSpec& spec)
+      : spec_(spec),
+        device_(context.device),
+        image_size_(models::resolved_image_size(spec.model, spec.model_options)),
+        model_(models::make_model(spec.model, spec.model_options)) {
+    module_ = model_.ptr();
+    module_->to(device_);
+    module_->train();
+    parameters_ = models::count_parameters(*module_);
+    // The optimizer is built after the model is final (device, memory format).
+    optimizer_ = std::make_unique<torch::optim::SGD>(
+        module_->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    const auto options = torch::TensorOptions().device(device_);
+    // Staged once at the largest size the schedule uses; every step's input is cut from it.
+    const std::int64_t side = spec.shapes == InputShapes::varying
+                                  ? image_size_ + 8 * std::max<std::int64_t>(1, image_size_ / 28)
+                                  : image_size_;
+    images_ = torch::randn({spec.batch_size, 3, side, side}, options);
+    labels_ = torch::randint(spec.model_options.num_classes, {spec.batch_size}, options.dtype(torch::kLong));
+    fixed_input_ = input_of(image_size_, image_size_);
+  }
+
+  void step() override {
+    torch::Tensor x = fixed_input_;
+    if (measuring_ && spec_.shapes == InputShapes::varying) {
+      const auto [h, w] = varying_shape(image_size_, timed_steps_++);
+      x = input_of(h, w);
+    }
+    optimizer_->zero_grad(spec_.set_to_none);
+    auto loss = torch::nn::functional::cross_entropy(model_.forward(x), labels_);
+    loss.backward();
+    optimizer_->step();
+  }
+
+  std::int64_t samples_per_step() const override { return spec_.batch_size; }
+
+  void begin_measurement() override { measuring_ = true; }
+
+  nlohmann::json info() const override {
+    return {{"model", spec_.model},
+            {"parameters", parameters_},
+            {"batch_size", spec_.batch_size},
+            {"image_size", image_size_},
+            {"channels_last", spec_.model_options.channels_last},
+            {"input_shapes", spec_.shapes == InputShapes::fixed ? "fixed" : "varying"}};
+  }
+
+ private:
+  // A contiguous (batch, 3, h, w) input cut from the staged images (a copy on the device; the
+  // same cost in every arm of a case).
+  torch::Tensor input_of(std::int64_t h, std::int64_t w) const {
+    auto x = images_.narrow(2, 0, h).narrow(3, 0, w);
+    return spec_.model_options.channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast)
+                                             : x.contiguous();
+  }
+
+  TrainingSpec spec_;
+  c10::Device device_;
+  std::int64_t image_size_;
+  torch::nn::AnyModule model_;
+  std::shared_ptr<torch::nn::Module> module_;
+  std::int64_t parameters_ = 0;
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+  torch::Tensor images_, labels_, fixed_input_;
+  bool measuring_ = false;
+  std::int64_t timed_steps_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, const TrainingSpec& spec) {
+  return std::make_unique<TrainingWorkload>(context, spec);
+}
+
+std::vector<std::string> models_to_run(const SuiteContext& context) {
+  if (!context.models.empty()) return context.models;
+  if (!context.device.is_cuda()) return {"small_cnn"};
+  return {context.quick ? "resnet18" : "resnet50"};
+}
+
+std::int64_t batch_size_for(const SuiteContext& context, const std::string& model) {
+  if (context.batch_size > 0) return context.batch_size;
+  const bool cuda = context.device.is_cuda();
+  if (model == "small_cnn") return cuda ? 256 : 32;
+  if (model == "resnet18" || model == "resnet34" || model == "vit_ti_16") return cuda ? 256 : 8;
+  if (model == "resnet50" || model == "vit_s_16") return cuda ? 128 : 4;
+  return cuda ? 64 : 2;  // vit_b_16
+}
+
+Levels training_params(const SuiteContext& context, const std::string& model) {
+  return {{"model", model}, {"batch", std::to_string(batch_size_for(context, model))}};
+}
+
+TrainingSpec training_spec(const CaseSpec& c) {
+  TrainingSpec spec;
+  spec.model = level(c.params, "model");
+  spec.batch_size = std::stoll(level(c.params, "batch"));
+  return spec;
+}
+
+std::string model_family(const std::string& model) {
+  for (const auto& info : models::available_models()) {
+    if (info.name == model) return info.family;
+  }
+  return "";
+}
+
+}  // namespace tipbench::suites

@@ -1,0 +1,42 @@
+// Tip: a convolution directly followed by BatchNorm needs no bias: BN subtracts the per-channel
+// mean, which cancels any constant the conv adds. Dropping it saves parameters, memory and an
+// add per output element.
+// Baseline: nn.Conv2d's default, bias=true. Treatment: bias=false (what torchvision does).
+#include "common/training.h"
+#include "tipbench/registry.h"
+
+namespace tipbench::suites {
+
+class ConvBias final : public Suite {
+ public:
+  std::string name() const override { return "conv_bias"; }
+  std::string description() const override {
+    return "bias on convolutions that feed BatchNorm: on (nn.Conv2d default) vs off";
+  }
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      out.push_back({training_params(context, model),
+                     {{"bias", {{"conv_bias", "on"}}}, {"no_bias", {{"conv_bias", "off"}}}}});
+    }
+    return out;
+  }
+  std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c,
+                                         const ArmSpec&) const override {
+    const auto& model = level(c.params, "model");
+    if (model_family(model) != "cnn") {
+      return model + " has no convolution followed by BatchNorm; conv_bias applies to CNNs";
+    }
+    return std::nullopt;
+  }
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const override {
+    TrainingSpec spec = training_spec(c);
+    spec.model_options.conv_bias_before_bn = level(arm.levels, "conv_bias") == "on";
+    return make_training_workload(context, spec);
+  }
+};
+
+TIPBENCH_REGISTER_SUITE(ConvBias);
+
+}  // namespace tipbench::suites

@@ -1,0 +1,52 @@
+// Tip: torch.backends.cudnn.benchmark = true autotunes the convolution algorithm per input shape.
+// It pays off when shapes are fixed; when they change every step, every new shape is autotuned.
+// Baseline: benchmark off (the default). Treatment: on. The flag and cuDNN's algorithm cache are
+// process-wide, so every trial runs in a fresh process.
+#include "common/training.h"
+#include "tipbench/registry.h"
+
+#include <ATen/Context.h>
+
+namespace tipbench::suites {
+
+class CudnnBenchmark final : public Suite {
+ public:
+  std::string name() const override { return "cudnn_benchmark"; }
+  std::string description() const override {
+    return "cudnn.benchmark off (default) vs on, for fixed input shapes and for a new shape every step";
+  }
+  Isolation isolation() const override { return Isolation::fresh_process; }
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      for (const char* shapes : {"fixed", "varying"}) {
+        Levels params = training_params(context, model);
+        params.emplace_back("shapes", shapes);
+        out.push_back({params, {{"off", {{"cudnn_benchmark", "off"}}}, {"on", {{"cudnn_benchmark", "on"}}}}});
+      }
+    }
+    return out;
+  }
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
+                                         const ArmSpec&) const override {
+    if (!context.device.is_cuda()) {
+      return "cudnn.benchmark tunes cuDNN convolutions on a CUDA device; this run is on " +
+             context.device.str();
+    }
+    if (!at::globalContext().hasCuDNN()) return "this LibTorch build has no cuDNN";
+    const auto& model = level(c.params, "model");
+    if (model_family(model) != "cnn") return model + " is not a CNN; cudnn.benchmark tunes convolutions";
+    return std::nullopt;
+  }
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const override {
+    at::globalContext().setBenchmarkCuDNN(level(arm.levels, "cudnn_benchmark") == "on");
+    TrainingSpec spec = training_spec(c);
+    spec.shapes = level(c.params, "shapes") == "fixed" ? InputShapes::fixed : InputShapes::varying;
+    return make_training_workload(context, spec);
+  }
+};
+
+TIPBENCH_REGISTER_SUITE(CudnnBenchmark);
+
+}  // namespace tipbench::suites
