@@ -4,5 +4,5 @@ option(TIPBENCH_USE_CCACHE "Use ccache when found" ON)
 find_program(TIPBENCH_CCACHE_PROGRAM ccache)
 if(TIPBENCH_USE_CCACHE AND TIPBENCH_CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   set(CMAKE_CXX_COMPILER_LAUNCHER
-      "${CMAKE_COMMAND};-E;env;CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime;${TIPBENCH_CCACHE_PROGRAM}")
+      "${CMAKE_COMMAND};-E;env;CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime;CCACHE_BASEDIR=${PROJECT_SOURCE_DIR};${TIPBENCH_CCACHE_PROGRAM}")
 endif()
