@@ -191,6 +191,17 @@ ojson context_to_json(const RunContext& c) {
           {"warnings", c.warnings}};
 }
 
+// Settings of a newer minor version may carry keys this reader does not know: they are ignored
+// here (a result is a record), while settings given as input stay strict.
+MeasureSettings settings_known_keys(const ojson& j) {
+  const nlohmann::json known = MeasureSettings{};
+  nlohmann::json filtered = nlohmann::json::object();
+  for (const auto& [key, value] : j.items()) {
+    if (known.contains(key)) filtered[key] = nlohmann::json::parse(value.dump());
+  }
+  return filtered.get<MeasureSettings>();
+}
+
 RunContext context_from_json(const ojson& j) {
   RunContext c;
   c.tipbench_version = j.at("tipbench_version").get<std::string>();
@@ -202,7 +213,7 @@ RunContext context_from_json(const ojson& j) {
   c.git.sha = j.at("git").at("sha").get<std::string>();
   c.git.dirty = j.at("git").at("dirty").get<bool>();
   c.argv = j.at("argv").get<std::vector<std::string>>();
-  c.settings = nlohmann::json::parse(j.at("settings").dump()).get<MeasureSettings>();
+  c.settings = settings_known_keys(j.at("settings"));
   c.warnings = j.at("warnings").get<std::vector<std::string>>();
   return c;
 }
@@ -292,6 +303,8 @@ Result read_result(const std::string& path) {
     document = ojson::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", path, e.what()));
+  } catch (const std::exception& e) {  // a read error, e.g. the path is a directory
+    throw InputError(fmt::format("{}: cannot read the result file: {}", path, e.what()));
   }
   return parse_result(document, path);
 }

@@ -68,12 +68,10 @@ int run_child(const std::string& self, const std::string& request, const std::st
 TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, const Suite& suite,
                                         const SuiteContext& context, int case_index, int arm_index,
                                         const MeasureSettings& settings, int block, int position) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() /
-                       fmt::format("tipbench-trial-{}-{}-{}", ::getpid(), block, position);
-  fs::create_directories(dir);
-  const std::string request = (dir / "request.json").string();
-  const std::string response = (dir / "response.json").string();
+  std::string dir = (std::filesystem::temp_directory_path() / "tipbench-trial-XXXXXX").string();
+  if (::mkdtemp(dir.data()) == nullptr) throw std::runtime_error("cannot create a directory for a trial process");
+  const std::string request = dir + "/request.json";
+  const std::string response = dir + "/response.json";
   ojson req = {{"suite", suite.name()},         {"case_index", case_index},
                {"arm_index", arm_index},        {"context", context_to_json(context)},
                {"settings", ojson(nlohmann::json(settings))},
@@ -81,8 +79,11 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
   write_file_atomically(request, req.dump());
   const int code = run_child(self_executable, request, response);
   ojson res;
-  if (fs::exists(response)) res = read_json(response);
-  fs::remove_all(dir);
+  if (::access(response.c_str(), F_OK) == 0) res = read_json(response);
+  // Not std::filesystem::remove_all: the copy libtorch.so exports crashes on non-empty directories.
+  std::remove(request.c_str());
+  std::remove(response.c_str());
+  ::rmdir(dir.c_str());
   if (res.contains("error")) throw std::runtime_error(res.at("error").get<std::string>());
   if (code != 0 || !res.contains("trial")) {
     throw std::runtime_error(fmt::format("trial process exited with code {} and no result", code));

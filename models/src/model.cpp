@@ -12,6 +12,7 @@ namespace {
 
 struct Entry {
   ModelInfo info;
+  // Called with options whose num_classes is resolved (never 0).
   std::function<torch::nn::AnyModule(const ModelOptions&, int64_t image_size)> make;
 };
 
@@ -32,19 +33,19 @@ torch::nn::AnyModule make_vit(ViTOptions o, const ModelOptions& options, int64_t
 // The one list of models: adding a model is one entry here.
 const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
-      {{"resnet18", "cnn", 224, "ResNet-18 (torchvision layout, BasicBlock, 11.7 M params)"},
+      {{"resnet18", "cnn", 224, 1000, "ResNet-18 (torchvision layout, BasicBlock, 11.7 M params)"},
        [](const ModelOptions& o, int64_t) { return make_resnet(ResNetOptions::resnet18(), o); }},
-      {{"resnet34", "cnn", 224, "ResNet-34 (torchvision layout, BasicBlock, 21.8 M params)"},
+      {{"resnet34", "cnn", 224, 1000, "ResNet-34 (torchvision layout, BasicBlock, 21.8 M params)"},
        [](const ModelOptions& o, int64_t) { return make_resnet(ResNetOptions::resnet34(), o); }},
-      {{"resnet50", "cnn", 224, "ResNet-50 v1.5 (torchvision layout, Bottleneck, 25.6 M params)"},
+      {{"resnet50", "cnn", 224, 1000, "ResNet-50 v1.5 (torchvision layout, Bottleneck, 25.6 M params)"},
        [](const ModelOptions& o, int64_t) { return make_resnet(ResNetOptions::resnet50(), o); }},
-      {{"vit_ti_16", "vit", 224, "ViT-Ti/16 (hidden 192, 3 heads, MLP 768, 12 layers, 5.7 M params)"},
+      {{"vit_ti_16", "vit", 224, 1000, "ViT-Ti/16 (hidden 192, 3 heads, MLP 768, 12 layers, 5.7 M params)"},
        [](const ModelOptions& o, int64_t s) { return make_vit(ViTOptions::ti16(), o, s); }},
-      {{"vit_s_16", "vit", 224, "ViT-S/16 (hidden 384, 6 heads, MLP 1536, 12 layers, 22.1 M params)"},
+      {{"vit_s_16", "vit", 224, 1000, "ViT-S/16 (hidden 384, 6 heads, MLP 1536, 12 layers, 22.1 M params)"},
        [](const ModelOptions& o, int64_t s) { return make_vit(ViTOptions::s16(), o, s); }},
-      {{"vit_b_16", "vit", 224, "ViT-B/16 (hidden 768, 12 heads, MLP 3072, 12 layers, 86.6 M params)"},
+      {{"vit_b_16", "vit", 224, 1000, "ViT-B/16 (hidden 768, 12 heads, MLP 3072, 12 layers, 86.6 M params)"},
        [](const ModelOptions& o, int64_t s) { return make_vit(ViTOptions::b16(), o, s); }},
-      {{"small_cnn", "cnn", 32, "4 stride-2 conv-BN-ReLU stages (32-256 ch), GAP, linear; 0.39 M params"},
+      {{"small_cnn", "cnn", 32, 10, "4 stride-2 conv-BN-ReLU stages (32-256 ch), GAP, linear; 0.39 M params"},
        [](const ModelOptions& o, int64_t) {
          return torch::nn::AnyModule(SmallCNN(SmallCNNOptions{
              .num_classes = o.num_classes, .conv_bias_before_bn = o.conv_bias_before_bn}));
@@ -67,7 +68,7 @@ int64_t validate(const Entry& e, const ModelOptions& o) {
   auto fail = [&](const std::string& what) {
     throw std::invalid_argument("invalid options for model '" + e.info.name + "': " + what);
   };
-  if (o.num_classes < 1) fail("num_classes must be >= 1, got " + std::to_string(o.num_classes));
+  if (o.num_classes < 0) fail("num_classes must be >= 1 (0 = default), got " + std::to_string(o.num_classes));
   if (o.image_size < 0) fail("image_size must be >= 0 (0 = default), got " + std::to_string(o.image_size));
   if (!(o.dropout >= 0.0 && o.dropout < 1.0)) fail("dropout must be in [0, 1), got " + std::to_string(o.dropout));
   if (!(o.attention_dropout >= 0.0 && o.attention_dropout < 1.0)) {
@@ -95,9 +96,17 @@ int64_t resolved_image_size(const std::string& name, const ModelOptions& options
   return validate(find(name), options);
 }
 
+int64_t resolved_num_classes(const std::string& name, const ModelOptions& options) {
+  const auto& entry = find(name);
+  validate(entry, options);
+  return options.num_classes == 0 ? entry.info.default_num_classes : options.num_classes;
+}
+
 torch::nn::AnyModule make_model(const std::string& name, const ModelOptions& options) {
   const auto& entry = find(name);
-  auto model = entry.make(options, validate(entry, options));
+  ModelOptions resolved = options;
+  resolved.num_classes = resolved_num_classes(name, options);
+  auto model = entry.make(resolved, validate(entry, resolved));
   if (options.channels_last) to_channels_last(*model.ptr());
   return model;
 }

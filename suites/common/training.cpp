@@ -37,7 +37,8 @@ class TrainingWorkload final : public Workload {
                                   ? image_size_ + 8 * std::max<std::int64_t>(1, image_size_ / 28)
                                   : image_size_;
     images_ = torch::randn({spec.batch_size, 3, side, side}, options);
-    labels_ = torch::randint(spec.model_options.num_classes, {spec.batch_size}, options.dtype(torch::kLong));
+    const auto classes = models::resolved_num_classes(spec.model, spec.model_options);
+    labels_ = torch::randint(classes, {spec.batch_size}, options.dtype(torch::kLong));
     fixed_input_ = input_of(image_size_, image_size_);
   }
 

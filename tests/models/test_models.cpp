@@ -4,21 +4,21 @@
 #include <torch/nn/parallel/data_parallel.h>
 #include <torch/torch.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <dirent.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <vector>
 
 #include "cuda_required.h"
+#include "scratch_dir.h"
 #include "tipbench/models/model.h"
 #include "tipbench/models/resnet.h"
 #include "tipbench/models/small_cnn.h"
@@ -27,6 +27,11 @@
 
 namespace fs = std::filesystem;
 namespace tm_ = tipbench::models;
+using tipbench::testing::fresh_scratch_dir;
+using tipbench::testing::read_bytes;
+using tipbench::testing::remove_tree;
+using tipbench::testing::scratch_root;
+using tipbench::testing::write_bytes;
 
 namespace {
 
@@ -43,38 +48,7 @@ bool has_tensor(const torch::nn::Module& m, const std::string& name) {
   return m.named_parameters().contains(name) || m.named_buffers().contains(name);
 }
 
-std::vector<char> read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const fs::path& path, const char* data, size_t n) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(data, static_cast<std::streamsize>(n));
-}
-
-// TIPBENCH_TEST_DATA (set by ctest) or a temp directory when the binary is run by hand.
-// Removes a directory of plain files. Not std::filesystem::remove_all: libtorch.so (2.11 wheel)
-// exports its own copy of the std::filesystem functions, and its remove_all segfaults on a
-// non-empty directory when called from code built with the system libstdc++.
-void remove_flat_dir(const fs::path& dir) {
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (const dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..") ::unlink((dir / name).c_str());
-    }
-    ::closedir(d);
-    ::rmdir(dir.c_str());
-  }
-}
-
-fs::path scratch_dir(const std::string& leaf = "") {
-  const char* env = std::getenv("TIPBENCH_TEST_DATA");
-  fs::path dir = (env && *env) ? fs::path(env) : fs::temp_directory_path() / "tipbench_test_data";
-  if (!leaf.empty()) dir /= leaf;
-  fs::create_directories(dir);
-  return dir;
-}
+std::string bytes_of(const std::vector<char>& v) { return {v.begin(), v.end()}; }
 
 // Expects `fn` to throw E whose message contains every one of `needles`.
 template <typename E>
@@ -125,7 +99,7 @@ TEST(ModelFactory, InvalidOptionsThrow) {
   expect_throw_containing<std::invalid_argument>([] { tm_::make_model("vit_ti_16", {.image_size = 100}); },
                                                  {"vit_ti_16", "multiple of the patch size 16", "100"});
   EXPECT_THROW(tm_::resolved_image_size("vit_s_16", {.image_size = 200}), std::invalid_argument);
-  EXPECT_THROW(tm_::make_model("resnet18", {.num_classes = 0}), std::invalid_argument);
+  EXPECT_THROW(tm_::make_model("resnet18", {.num_classes = -1}), std::invalid_argument);
   EXPECT_THROW(tm_::make_model("small_cnn", {.image_size = -1}), std::invalid_argument);
   EXPECT_THROW(tm_::make_model("vit_ti_16", {.dropout = 1.0}), std::invalid_argument);
 }
@@ -353,7 +327,7 @@ TEST(ModelForward, DataParallelOnOneDevice) {
 
 // ---------------------------------------------------------------------------------- state dict
 TEST(StateDict, RoundTripRestoresParametersAndBuffers) {
-  const auto path = scratch_dir("state_dict") / "small_cnn_roundtrip.pt";
+  const auto path = fresh_scratch_dir("models_state_dict_roundtrip") / "small_cnn.pt";
   torch::manual_seed(1);
   auto a = tm_::make_model("small_cnn");
   forward(a, torch::randn({8, 3, 32, 32}));  // training mode: moves the BN statistics
@@ -371,7 +345,7 @@ TEST(StateDict, RoundTripRestoresParametersAndBuffers) {
 }
 
 TEST(StateDict, ReportsMissingUnexpectedAndMismatched) {
-  const auto path = scratch_dir("state_dict") / "small_cnn_bad.pt";
+  const auto path = fresh_scratch_dir("models_state_dict_report") / "small_cnn_bad.pt";
   torch::manual_seed(1);
   auto source = tm_::make_model("small_cnn");
   c10::Dict<std::string, torch::Tensor> dict;
@@ -382,7 +356,7 @@ TEST(StateDict, ReportsMissingUnexpectedAndMismatched) {
   for (const auto& t : source.ptr()->named_buffers()) dict.insert(t.key(), t.value());
   dict.insert("extra.weight", torch::ones({3}));  // unexpected
   const auto bytes = torch::pickle_save(c10::IValue(dict));
-  write_bytes(path, bytes.data(), bytes.size());
+  write_bytes(path, bytes_of(bytes));
 
   torch::manual_seed(2);
   auto target = tm_::make_model("small_cnn");
@@ -406,7 +380,7 @@ TEST(StateDict, ReportsMissingUnexpectedAndMismatched) {
 }
 
 TEST(StateDict, UnreadableOrCorruptFileNamesThePath) {
-  const auto dir = scratch_dir("state_dict");
+  const auto dir = fresh_scratch_dir("models_state_dict_errors");
   auto model = tm_::make_model("small_cnn");
   auto load = [&](const fs::path& p) { return [&model, p] { tm_::load_state_dict(*model.ptr(), p.string()); }; };
 
@@ -416,17 +390,16 @@ TEST(StateDict, UnreadableOrCorruptFileNamesThePath) {
   tm_::save_state_dict(*model.ptr(), good.string());
   const auto bytes = read_bytes(good);
   const auto truncated = dir / "small_cnn_truncated.pt";
-  write_bytes(truncated, bytes.data(), bytes.size() / 2);
+  write_bytes(truncated, bytes.substr(0, bytes.size() / 2));
   expect_throw_containing<std::runtime_error>(load(truncated), {truncated.string(), "cannot parse state dict"});
 
   const auto garbage = dir / "garbage.pt";
-  const std::string text = "this is not a checkpoint";
-  write_bytes(garbage, text.data(), text.size());
+  write_bytes(garbage, "this is not a checkpoint");
   expect_throw_containing<std::runtime_error>(load(garbage), {garbage.string(), "cannot parse state dict"});
 
   const auto tensor_file = dir / "one_tensor.pt";
   const auto tb = torch::pickle_save(c10::IValue(torch::ones({2})));
-  write_bytes(tensor_file, tb.data(), tb.size());
+  write_bytes(tensor_file, bytes_of(tb));
   expect_throw_containing<std::runtime_error>(load(tensor_file), {tensor_file.string(), "not a dict"});
 }
 
@@ -443,11 +416,6 @@ int run_python(const std::string& args, const fs::path& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string slurp(const fs::path& path) {
-  const auto b = read_bytes(path);
-  return {b.begin(), b.end()};
-}
-
 class Torchvision : public ::testing::Test {
  protected:
   // Generates the reference files once per run, cached across runs under a directory named by
@@ -457,27 +425,28 @@ class Torchvision : public ::testing::Test {
       skip_ = std::string("no Python interpreter at ") + TIPBENCH_PYTHON;
       return;
     }
-    const auto script = slurp(TIPBENCH_MAKE_REFERENCE);
+    const auto script = read_bytes(TIPBENCH_MAKE_REFERENCE);
     std::ostringstream tag;
     tag << "torchvision_reference_" << std::hex << std::hash<std::string>{}(script);
-    dir_ = scratch_dir() / tag.str();
+    dir_ = scratch_root() / tag.str();
     if (fs::exists(dir_ / "done")) return;
     // Generate into a private directory and rename it into place, so that test processes run
     // in parallel (ctest -j) never read a half-written file.
     const fs::path tmp = dir_.string() + ".tmp-" + std::to_string(::getpid());
-    remove_flat_dir(tmp);
+    remove_tree(tmp);
     fs::create_directories(tmp);
-    const auto log = scratch_dir() / (tag.str() + ".log");
+    const fs::path log = tmp.string() + ".log";
     const int rc = run_python(quoted(tmp.string()), log);
     if (rc == 3) {
-      skip_ = "torchvision not importable: " + slurp(log);
+      skip_ = "torchvision not importable: " + read_bytes(log);
     } else if (rc != 0 || !fs::exists(tmp / "done")) {
-      error_ = "make_reference.py failed (exit " + std::to_string(rc) + "):\n" + slurp(log);
+      error_ = "make_reference.py failed (exit " + std::to_string(rc) + "):\n" + read_bytes(log);
     } else {
       std::error_code ec;
       fs::rename(tmp, dir_, ec);  // fails harmlessly when another process got there first
     }
-    remove_flat_dir(tmp);
+    remove_tree(tmp);
+    ::unlink(log.c_str());
   }
 
   void SetUp() override {
@@ -516,13 +485,14 @@ TEST_F(Torchvision, ViTB16MatchesTorchvision) { expect_matches_torchvision("vit_
 TEST_F(Torchvision, PythonLoadsOurStateDict) {
   torch::manual_seed(0);
   auto model = tm_::make_model("resnet18");
-  const auto path = scratch_dir("state_dict") / "resnet18_from_cpp.pt";
+  const auto dir = fresh_scratch_dir("models_python_load");
+  const auto path = dir / "resnet18_from_cpp.pt";
   tm_::save_state_dict(*model.ptr(), path.string());
-  const auto log = scratch_dir("state_dict") / "check_load.log";
-  ASSERT_EQ(run_python("--check-load " + quoted(path.string()), log), 0) << slurp(log);
+  const auto log = dir / "check_load.log";
+  ASSERT_EQ(run_python("--check-load " + quoted(path.string()), log), 0) << read_bytes(log);
   int64_t tensors = 0, elements = 0;
   double sum = 0;
-  std::istringstream(slurp(log)) >> tensors >> elements >> sum;
+  std::istringstream(read_bytes(log)) >> tensors >> elements >> sum;
   const auto params = model.ptr()->named_parameters();
   const auto buffers = model.ptr()->named_buffers();
   double want_sum = 0;

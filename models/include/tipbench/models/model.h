@@ -12,7 +12,7 @@
 namespace tipbench::models {
 
 struct ModelOptions {
-  int64_t num_classes = 1000;
+  int64_t num_classes = 0;            // 0 = the model's default (1000 for ResNet/ViT, 10 for small_cnn)
   int64_t image_size = 0;            // 0 = the model's default (224 for ResNet/ViT, 32 for small_cnn)
   bool conv_bias_before_bn = false;  // every conv that feeds a BatchNorm gets bias=true (torchvision: false)
   bool channels_last = false;        // convert 4-D parameters to ChannelsLast memory format
@@ -24,6 +24,7 @@ struct ModelInfo {
   std::string name;         // "resnet50"
   std::string family;       // "cnn" or "vit"
   int64_t default_image_size;
+  int64_t default_num_classes;  // ImageNet's 1000 for the torchvision models, CIFAR's 10 for small_cnn
   std::string description;  // one line
 };
 
@@ -35,13 +36,16 @@ const std::vector<ModelInfo>& available_models();
 // float32. The held module is a ResNet, VisionTransformer or SmallCNN (all nn::Cloneable, so
 // `model.ptr()->clone()` and data_parallel work); `model.get<ResNet>()` reaches the typed holder.
 // Throws std::invalid_argument("unknown model 'x'; valid: resnet18, ...") for an unknown name, and
-// for invalid options (num_classes < 1, image_size < 0, a ViT image_size not divisible by 16,
+// for invalid options (num_classes < 0, image_size < 0, a ViT image_size not divisible by 16,
 // dropout outside [0, 1)).
 torch::nn::AnyModule make_model(const std::string& name, const ModelOptions& options = {});
 
 // The input side length the model is built for: options.image_size, or the model's default when 0.
 // Throws like make_model for an unknown name or an invalid size.
 int64_t resolved_image_size(const std::string& name, const ModelOptions& options);
+
+// The number of classes the model is built for: options.num_classes, or the model's default when 0.
+int64_t resolved_num_classes(const std::string& name, const ModelOptions& options);
 
 // Number of trainable parameter elements (parameters with requires_grad).
 int64_t count_parameters(const torch::nn::Module& module);
