@@ -108,6 +108,11 @@ ojson arm_to_json(const ArmResult& a) {
     j["summary"]["peak_memory_bytes"] = *a.peak_memory_bytes;
     j["summary"]["memory_metric"] = a.memory_metric;
   }
+  if (!a.metrics.empty()) {
+    ojson metrics = ojson::object();
+    for (const auto& [name, summary] : a.metrics) metrics[name] = summary_to_json(summary);
+    j["summary"]["metrics"] = metrics;
+  }
   j["trials"] = ojson::array();
   for (const auto& t : a.trials) j["trials"].push_back(trial_to_json(t));
   return j;
@@ -127,6 +132,9 @@ ArmResult arm_from_json(const ojson& j) {
   a.throughput_samples_per_s = summary_from_json(s.at("throughput_samples_per_s"));
   a.peak_memory_bytes = get_optional<std::int64_t>(s, "peak_memory_bytes");
   a.memory_metric = s.value("memory_metric", "");
+  if (s.contains("metrics")) {
+    for (const auto& [name, summary] : s.at("metrics").items()) a.metrics[name] = summary_from_json(summary);
+  }
   for (const auto& t : j.at("trials")) a.trials.push_back(trial_from_json(t));
   return a;
 }
@@ -244,6 +252,7 @@ ojson trial_to_json(const Trial& t) {
           {"samples_per_step", t.samples_per_step},
           {"throughput_samples_per_s", t.throughput_samples_per_s},
           {"memory", memory_to_json(t.memory)},
+          {"metrics", t.metrics},
           {"step_times_ms", t.step_times_ms}};
 }
 
@@ -256,6 +265,7 @@ Trial trial_from_json(const ojson& j) {
   t.samples_per_step = j.at("samples_per_step").get<std::int64_t>();
   t.throughput_samples_per_s = j.at("throughput_samples_per_s").get<double>();
   t.memory = memory_from_json(j.at("memory"));
+  if (j.contains("metrics")) t.metrics = j.at("metrics").get<std::map<std::string, double>>();
   t.step_times_ms = j.at("step_times_ms").get<std::vector<double>>();
   return t;
 }

@@ -88,6 +88,12 @@ void summarize_arm(ArmResult& arm) {
   if (!steps.empty()) arm.step_time_ms = stats::summarize(steps);
   if (!throughputs.empty()) arm.throughput_samples_per_s = stats::summarize(throughputs);
   if (!memory.empty()) arm.peak_memory_bytes = static_cast<std::int64_t>(stats::median(memory));
+  std::map<std::string, std::vector<double>> metrics;
+  for (const auto& t : arm.trials) {
+    for (const auto& [name, value] : t.metrics) metrics[name].push_back(value);
+  }
+  arm.metrics.clear();
+  for (const auto& [name, values] : metrics) arm.metrics[name] = stats::summarize(values);
 }
 
 void summarize_case(CaseResult& c, const MeasureSettings& settings) {

@@ -85,6 +85,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   TrialOutcome out;
   Trial& t = out.trial;
   t.step_times_ms = timer->finish();
+  t.metrics = workload->metrics();
   t.memory = memory.end();
   t.block = block;
   t.position = position;

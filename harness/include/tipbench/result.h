@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,7 @@ struct Trial {
   std::vector<double> step_times_ms;
   double throughput_samples_per_s = 0;  // total samples / total timed time of the trial
   MemoryUse memory;
+  std::map<std::string, double> metrics;  // the workload's own measurements (Workload::metrics)
 };
 
 enum class ArmStatus { ok, skipped, failed };
@@ -65,6 +67,7 @@ struct ArmResult {
   stats::Summary throughput_samples_per_s;  // over trials (one per block)
   std::optional<std::int64_t> peak_memory_bytes;  // median over trials of the device's peak
   std::string memory_metric;                      // which MemoryUse field peak_memory_bytes is
+  std::map<std::string, stats::Summary> metrics;  // each workload metric over trials
 };
 
 struct Comparison {

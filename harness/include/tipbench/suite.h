@@ -53,6 +53,10 @@ class Workload {
   virtual void begin_measurement() {}
   // Static facts recorded with the arm (parameter count, input shape, ...).
   virtual nlohmann::json info() const { return nlohmann::json::object(); }
+  // What the workload measured itself over the timed steps (since begin_measurement), units in
+  // the names: {"data_wait_fraction", 0.31}, {"h2d_copy_ms", 1.9}. Read once per trial, after the
+  // timed steps have finished on the device.
+  virtual std::map<std::string, double> metrics() const { return {}; }
 };
 
 enum class Isolation {
