@@ -1,0 +1,442 @@
+// The `tipbench` command line: exit codes of usage errors, list/env output, and end-to-end runs,
+// in-process through tipbench::cli::main and as the real binary (TIPBENCH_BINARY) in a child
+// process: a whole --quick run, replacing an existing --out, and an interrupted run that must
+// leave an existing result file untouched.
+#include "tipbench/cli.h"
+#include "tipbench/exit_codes.h"
+#include "tipbench/fingerprint.h"
+#include "tipbench/models/model.h"
+#include "tipbench/registry.h"
+#include "tipbench/result.h"
+
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef TIPBENCH_BINARY
+#error "TIPBENCH_BINARY must name the tipbench executable (tests/cli/CMakeLists.txt)"
+#endif
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using tipbench::ArmStatus;
+using tipbench::testing::fresh_scratch_dir;
+using tipbench::testing::list_dir;
+using tipbench::testing::read_bytes;
+using tipbench::testing::write_bytes;
+
+// The suites these tests know in detail, in registration (suites/CMakeLists.txt) order. More may
+// be registered; they are checked only for not failing.
+const std::vector<std::string> kSuites = {"zero_grad", "conv_bias", "cudnn_benchmark"};
+
+bool is_known_suite(const std::string& name) {
+  return std::find(kSuites.begin(), kSuites.end(), name) != kSuites.end();
+}
+
+// `names` restricted to kSuites, keeping its order.
+std::vector<std::string> known_only(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    if (is_known_suite(n)) out.push_back(n);
+  }
+  return out;
+}
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// tipbench::cli::main in this process, with stdout and stderr captured.
+Outcome cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "tipbench");
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  Outcome o;
+  o.code = tipbench::cli::main(args);
+  o.out = ::testing::internal::GetCapturedStdout();
+  o.err = ::testing::internal::GetCapturedStderr();
+  return o;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage errors: exit 2 with a message on stderr, nothing run.
+
+TEST(CliUsage, NoSubcommandIsAUsageError) {
+  const auto o = cli({});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "Valid subcommands")) << o.err;
+}
+
+TEST(CliUsage, UnknownSubcommandIsAUsageError) {
+  const auto o = cli({"frobnicate"});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  // The message lists what is valid. (It does not name "frobnicate": CLI11 reports "A subcommand
+  // is required" for an unknown word in the subcommand's place.)
+  EXPECT_TRUE(contains(o.err, "Valid subcommands: list, run, env")) << o.err;
+}
+
+TEST(CliUsage, UnknownFlagIsAUsageError) {
+  EXPECT_EQ(cli({"run", "--frobnicate"}).code, tipbench::exit_code::usage);
+  EXPECT_EQ(cli({"list", "--frobnicate"}).code, tipbench::exit_code::usage);
+  EXPECT_EQ(cli({"env", "--frobnicate"}).code, tipbench::exit_code::usage);
+}
+
+TEST(CliUsage, UnknownSuiteIsAUsageError) {
+  const auto o = cli({"run", "--suite", "nope"});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "nope")) << o.err;
+}
+
+TEST(CliUsage, UnknownModelIsAUsageError) {
+  const auto o = cli({"run", "--model", "nope"});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "nope")) << o.err;
+}
+
+TEST(CliUsage, CudaWithoutADeviceIsAUsageErrorNotAFallback) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "this machine has a CUDA device";
+  for (const std::string device : {"cuda", "cuda:0"}) {
+    const auto o = cli({"run", "--device", device, "--suite", "zero_grad"});
+    EXPECT_EQ(o.code, tipbench::exit_code::usage) << device;
+    EXPECT_TRUE(contains(o.err, "no CUDA device")) << o.err;
+  }
+}
+
+TEST(CliUsage, CudaIndexBeyondTheDevicesIsAUsageError) {
+  const auto o = cli({"run", "--device", "cuda:63", "--suite", "zero_grad"});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "cuda:63")) << o.err;
+}
+
+TEST(CliUsage, BogusDeviceIsAUsageError) {
+  for (const std::string device : {"bogus", "mps", ""}) {
+    const auto o = cli({"run", "--device", device, "--suite", "zero_grad"});
+    EXPECT_EQ(o.code, tipbench::exit_code::usage) << "'" << device << "'";
+  }
+}
+
+TEST(CliUsage, BadNumbersAreUsageErrors) {
+  EXPECT_EQ(cli({"run", "--blocks", "0"}).code, tipbench::exit_code::usage);
+  EXPECT_EQ(cli({"run", "--blocks", "-3"}).code, tipbench::exit_code::usage);
+  EXPECT_EQ(cli({"run", "--blocks", "many"}).code, tipbench::exit_code::usage);
+  EXPECT_EQ(cli({"run", "--batch-size", "0"}).code, tipbench::exit_code::usage);
+  EXPECT_EQ(cli({"run", "--threshold", "0"}).code, tipbench::exit_code::usage);
+}
+
+TEST(CliUsage, HelpExitsZero) {
+  const auto top = cli({"--help"});
+  EXPECT_EQ(top.code, tipbench::exit_code::ok);
+  for (const auto& sub : {"list", "run", "env"}) EXPECT_TRUE(contains(top.out, sub)) << top.out;
+  const auto run = cli({"run", "--help"});
+  EXPECT_EQ(run.code, tipbench::exit_code::ok);
+  for (const auto& flag : {"--suite", "--model", "--device", "--quick", "--blocks", "--out"}) {
+    EXPECT_TRUE(contains(run.out, flag)) << run.out;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// list and env
+
+TEST(CliList, RegistryHoldsTheSuitesInCMakeOrder) {
+  EXPECT_EQ(known_only(tipbench::suite_names()), kSuites);
+  EXPECT_EQ(tipbench::suite_names().size(), tipbench::all_suites().size());
+  for (const auto& name : kSuites) EXPECT_NE(tipbench::find_suite(name), nullptr) << name;
+  EXPECT_EQ(tipbench::find_suite("nope"), nullptr);
+}
+
+TEST(CliList, NamesEverySuiteAndModel) {
+  const auto o = cli({"list"});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  for (const auto& suite : tipbench::suite_names()) EXPECT_TRUE(contains(o.out, suite)) << suite << "\n" << o.out;
+  for (const auto& model : tipbench::models::available_models()) {
+    EXPECT_TRUE(contains(o.out, model.name)) << model.name << "\n" << o.out;
+  }
+  // Arms are listed with their derived names, the baseline first.
+  EXPECT_TRUE(contains(o.out, "none [set_to_none:true], zero [set_to_none:false]")) << o.out;
+  if (!torch::cuda::is_available()) {
+    EXPECT_TRUE(contains(o.out, "zero_grad/model:small_cnn/batch:32")) << o.out;
+    EXPECT_TRUE(contains(o.out, "skipped here:")) << o.out;  // cudnn_benchmark on a CPU
+  }
+}
+
+TEST(CliEnv, PrintsTheFingerprintAsJson) {
+  const auto o = cli({"env"});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(o.out)) << o.out;
+  ASSERT_TRUE(j.contains("fingerprint_slug")) << o.out;
+  ASSERT_TRUE(j.at("fingerprint_slug").is_string());
+  EXPECT_FALSE(j.at("fingerprint_slug").get<std::string>().empty());
+  tipbench::Fingerprint fp;
+  ASSERT_NO_THROW(fp = j.at("fingerprint").get<tipbench::Fingerprint>());
+  EXPECT_EQ(j.at("fingerprint_slug").get<std::string>(), tipbench::fingerprint_slug(fp));
+}
+
+TEST(CliEnv, CpuFlagGivesTheFingerprintOfACpuRun) {
+  const auto o = cli({"env", "--cpu"});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  const auto fp = j.at("fingerprint").get<tipbench::Fingerprint>();
+  EXPECT_TRUE(fp.gpus.empty());
+  EXPECT_EQ(j.at("fingerprint_slug").get<std::string>(),
+            tipbench::fingerprint_slug(tipbench::collect_fingerprint(/*include_gpus=*/false)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// End to end, in-process: a short run of one suite.
+
+TEST(CliRun, QuickZeroGradRunWritesAReadableResult) {
+  const auto dir = fresh_scratch_dir("cli_run_in_process");
+  const std::string out = (dir / "nested" / "r.json").string();
+  const std::vector<std::string> args = {"run",      "--quick", "--suite", "zero_grad", "--device",
+                                         "cpu",      "--blocks", "3",      "--seed",    "5",
+                                         "--out",    out};
+  const auto o = cli(args);
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  EXPECT_TRUE(contains(o.out, "wrote " + out)) << o.out;
+
+  const tipbench::Result r = tipbench::read_result(out);
+  EXPECT_EQ(r.schema_version, tipbench::schema_version());
+  EXPECT_EQ(r.context.device, "cpu");
+  EXPECT_EQ(r.context.settings.blocks, 3);
+  EXPECT_EQ(r.context.settings.seed, 5u);
+  EXPECT_EQ(r.context.settings.trial_min_time_s, tipbench::quick_settings().trial_min_time_s);
+  std::vector<std::string> argv = args;
+  argv.insert(argv.begin(), "tipbench");
+  EXPECT_EQ(r.context.argv, argv);
+  EXPECT_FALSE(r.context.fingerprint_slug.empty());
+  EXPECT_FALSE(r.context.timestamp_utc.empty());
+
+  ASSERT_EQ(r.suites.size(), 1u);
+  const auto& suite = r.suites[0];
+  EXPECT_EQ(suite.name, "zero_grad");
+  EXPECT_EQ(suite.isolation, "in_process");
+  ASSERT_EQ(suite.cases.size(), 1u);
+  const auto& c = suite.cases[0];
+  EXPECT_EQ(c.name, "zero_grad/model:small_cnn/batch:32");
+  ASSERT_EQ(c.arms.size(), 2u);
+  EXPECT_EQ(c.arms[0].arm, "none");
+  EXPECT_TRUE(c.arms[0].baseline);
+  EXPECT_EQ(c.arms[0].name, "zero_grad/model:small_cnn/batch:32/arm:none");
+  EXPECT_EQ(c.arms[1].arm, "zero");
+  EXPECT_FALSE(c.arms[1].baseline);
+  for (const auto& arm : c.arms) {
+    SCOPED_TRACE(arm.name);
+    EXPECT_EQ(arm.status, ArmStatus::ok) << arm.reason;
+    ASSERT_EQ(arm.trials.size(), 3u);
+    std::vector<int> blocks;
+    for (const auto& t : arm.trials) {
+      blocks.push_back(t.block);
+      EXPECT_FALSE(t.step_times_ms.empty());
+      EXPECT_GE(static_cast<int>(t.step_times_ms.size()), tipbench::quick_settings().trial_min_steps);
+      for (double ms : t.step_times_ms) EXPECT_GT(ms, 0);
+      EXPECT_GT(t.throughput_samples_per_s, 0);
+      EXPECT_EQ(t.samples_per_step, 32);
+      EXPECT_GE(t.warmup_steps, tipbench::quick_settings().warmup_min_steps);
+    }
+    EXPECT_EQ(blocks, (std::vector<int>{0, 1, 2}));
+    EXPECT_EQ(arm.throughput_samples_per_s.n, 3u);
+    EXPECT_GT(arm.throughput_samples_per_s.median, 0);
+    EXPECT_GT(arm.step_time_ms.median, 0);
+    EXPECT_FALSE(arm.info.empty());
+  }
+  ASSERT_FALSE(c.comparisons.empty());
+  const auto& cmp = c.comparisons[0];
+  EXPECT_EQ(cmp.treatment, "zero");
+  EXPECT_EQ(cmp.baseline, "none");
+  EXPECT_EQ(cmp.metric, "throughput_samples_per_s");
+  EXPECT_EQ(cmp.estimate.blocks, 3u);
+  EXPECT_GT(cmp.estimate.ratio, 0);
+  EXPECT_LE(cmp.estimate.ci_low, cmp.estimate.ratio);
+  EXPECT_GE(cmp.estimate.ci_high, cmp.estimate.ratio);
+  EXPECT_EQ(list_dir(dir / "nested"), std::vector<std::string>{"r.json"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// End to end, the real binary in a child process.
+
+class Child {
+ public:
+  // Starts TIPBENCH_BINARY with args; its stdout and stderr go to files in log_dir.
+  Child(const std::vector<std::string>& args, const fs::path& log_dir)
+      : out_(log_dir / "stdout.txt"), err_(log_dir / "stderr.txt") {
+    std::vector<std::string> all{TIPBENCH_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int rc = ::posix_spawn(&pid_, all[0].c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) pid_ = -1;
+  }
+  ~Child() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+
+  // Waits for the child up to timeout; false (and the child killed) when it ran out of time.
+  bool wait(std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
+      if (r == pid_) {
+        reaped_ = true;
+        return true;
+      }
+      if (r < 0 && errno != EINTR) return false;
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  // Polls stderr until it contains needle or the timeout passes.
+  bool wait_for_stderr(const std::string& needle, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (contains(stderr_text(), needle)) return true;
+      if (::waitpid(pid_, &status_, WNOHANG) == pid_) {
+        reaped_ = true;
+        return contains(stderr_text(), needle);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  bool exited() const { return reaped_ && WIFEXITED(status_); }
+  int exit_code() const { return WEXITSTATUS(status_); }
+  bool signaled() const { return reaped_ && WIFSIGNALED(status_); }
+  int signal() const { return WTERMSIG(status_); }
+  std::string stdout_text() const { return read_bytes(out_); }
+  std::string stderr_text() const { return read_bytes(err_); }
+  std::string describe() const {
+    std::string s = exited() ? "exit " + std::to_string(exit_code())
+                             : signaled() ? "signal " + std::to_string(signal()) : "running";
+    return s + "\n--- stdout ---\n" + stdout_text() + "\n--- stderr ---\n" + stderr_text();
+  }
+
+ private:
+  fs::path out_, err_;
+  pid_t pid_ = -1;
+  int status_ = 0;
+  bool reaped_ = false;
+};
+
+TEST(CliBinary, QuickRunOfAllSuitesReplacesAnExistingResult) {
+  const auto dir = fresh_scratch_dir("cli_binary_all");
+  const auto logs = fresh_scratch_dir("cli_binary_all_logs");
+  const auto out = dir / "all.json";
+  write_bytes(out, "an older file that the run replaces\n");
+
+  // --blocks 3: the fewest that still give comparisons; every suite registered runs.
+  Child child({"run", "--quick", "--blocks", "3", "--out", out.string()}, logs);
+  ASSERT_TRUE(child.started()) << TIPBENCH_BINARY;
+  ASSERT_TRUE(child.wait(std::chrono::seconds(540))) << "timed out\n" << child.describe();
+  ASSERT_TRUE(child.exited()) << child.describe();
+  ASSERT_EQ(child.exit_code(), tipbench::exit_code::ok) << child.describe();
+  EXPECT_TRUE(contains(child.stdout_text(), "wrote " + out.string())) << child.describe();
+  EXPECT_EQ(list_dir(dir), std::vector<std::string>{"all.json"}) << "temporary file left behind";
+
+  const tipbench::Result r = tipbench::read_result(out.string());
+  const bool cuda = torch::cuda::is_available();
+  EXPECT_EQ(r.context.device, cuda ? "cuda:0" : "cpu");
+  EXPECT_EQ(r.context.settings.blocks, 3);
+  EXPECT_EQ(r.context.settings.trial_min_time_s, tipbench::quick_settings().trial_min_time_s);
+  std::vector<std::string> names;
+  for (const auto& s : r.suites) names.push_back(s.name);
+  ASSERT_EQ(names, tipbench::suite_names());  // every registered suite, in order
+  ASSERT_EQ(known_only(names), kSuites);
+
+  for (const auto& suite : r.suites) {
+    SCOPED_TRACE(suite.name);
+    EXPECT_FALSE(suite.description.empty());
+    if (!is_known_suite(suite.name)) {  // a suite added later: it must at least not fail
+      for (const auto& c : suite.cases) {
+        for (const auto& arm : c.arms) EXPECT_NE(arm.status, ArmStatus::failed) << arm.name << ": " << arm.reason;
+      }
+      continue;
+    }
+    EXPECT_EQ(suite.isolation, suite.name == "cudnn_benchmark" ? "fresh_process" : "in_process");
+    ASSERT_FALSE(suite.cases.empty());
+    for (const auto& c : suite.cases) {
+      for (const auto& arm : c.arms) {
+        SCOPED_TRACE(arm.name);
+        if (suite.name == "cudnn_benchmark" && !cuda) {
+          EXPECT_EQ(arm.status, ArmStatus::skipped);
+          EXPECT_TRUE(contains(arm.reason, "CUDA")) << arm.reason;
+          EXPECT_TRUE(arm.trials.empty());
+          continue;
+        }
+        EXPECT_EQ(arm.status, ArmStatus::ok) << arm.reason;
+        EXPECT_EQ(static_cast<int>(arm.trials.size()), r.context.settings.blocks);
+        for (const auto& t : arm.trials) {
+          EXPECT_FALSE(t.step_times_ms.empty());
+          EXPECT_GT(t.throughput_samples_per_s, 0);
+        }
+      }
+      const bool runnable = suite.name != "cudnn_benchmark" || cuda;
+      EXPECT_EQ(c.comparisons.empty(), !runnable) << c.name;
+    }
+  }
+  // cudnn_benchmark plans a fixed-shape and a varying-shape case per model.
+  for (const auto& suite : r.suites) {
+    if (suite.name == "cudnn_benchmark") {
+      EXPECT_EQ(suite.cases.size(), 2u);
+    }
+  }
+}
+
+// SIGINT in the middle of a run: the process ends (exit 130 or killed by the signal) and an
+// existing file at --out is byte-identical afterwards, with no temporary file beside it.
+TEST(CliBinary, InterruptedRunLeavesAnExistingResultUntouched) {
+  const auto dir = fresh_scratch_dir("cli_binary_interrupt");
+  const auto logs = fresh_scratch_dir("cli_binary_interrupt_logs");
+  const auto out = dir / "existing.json";
+  const std::string original = "{\"schema_version\": \"1.0\", \"note\": \"must survive\"}\n";
+  write_bytes(out, original);
+
+  // The default budget: far longer than the test waits, on any machine.
+  Child child({"run", "--suite", "zero_grad", "--out", out.string()}, logs);
+  ASSERT_TRUE(child.started()) << TIPBENCH_BINARY;
+  // The header line is printed once the run is planned; then let it measure for a while.
+  ASSERT_TRUE(child.wait_for_stderr("suite(s) on", std::chrono::seconds(120))) << child.describe();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_EQ(::kill(child.pid(), SIGINT), 0);
+  ASSERT_TRUE(child.wait(std::chrono::seconds(60))) << "did not stop on SIGINT\n" << child.describe();
+
+  EXPECT_TRUE((child.exited() && child.exit_code() == tipbench::exit_code::interrupted) ||
+              (child.signaled() && child.signal() == SIGINT))
+      << child.describe();
+  EXPECT_EQ(read_bytes(out), original);
+  EXPECT_EQ(list_dir(dir), std::vector<std::string>{"existing.json"}) << "temporary file left behind";
+}
+
+}  // namespace
