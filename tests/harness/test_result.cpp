@@ -559,7 +559,6 @@ MeasureSettings unusual_settings() {
   s.practical_threshold = 0.035;
   s.bootstrap_resamples = 4321;
   s.seed = std::numeric_limits<std::uint64_t>::max() - 5;  // beyond int64
-  s.inject_slowdown_pct = 7.5;
   return s;
 }
 
@@ -576,7 +575,6 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
   EXPECT_EQ(a.practical_threshold, b.practical_threshold);
   EXPECT_EQ(a.bootstrap_resamples, b.bootstrap_resamples);
   EXPECT_EQ(a.seed, b.seed);
-  EXPECT_EQ(a.inject_slowdown_pct, b.inject_slowdown_pct);
 }
 
 TEST(MeasureSettingsJson, RoundTripsEveryField) {
