@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what tipbench needs and builds it; idempotent (seconds when nothing changed).
-#   scripts/bootstrap.sh [--test]     --test also installs the test-only Python packages
+#   scripts/bootstrap.sh [--test]     --test also installs the test-only Python and Debian packages
 # Steps: Debian packages (only those missing), the project-local .venv with the pinned torch
 # wheel, then a CMake/Ninja build in build/ with ccache.
 set -euo pipefail
@@ -12,7 +12,11 @@ want_test=0
 log() { printf '[bootstrap] %s\n' "$*" >&2; }
 
 debian_packages=(cmake ninja-build ccache g++ python3-venv libcli11-dev nlohmann-json3-dev libfmt-dev
-                 libgtest-dev libgmock-dev libbenchmark-dev)
+                 libgtest-dev libgmock-dev libbenchmark-dev libjpeg62-turbo-dev libssl-dev
+                 libjs-chart.js)
+# Test-only: headless Chromium renders the HTML report in tests/gate (the test skips without it).
+test_debian_packages=(chromium)
+((want_test)) && debian_packages+=("${test_debian_packages[@]}")
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

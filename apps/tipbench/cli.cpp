@@ -16,7 +16,8 @@ namespace {
 
 constexpr const char* kDescription =
     "tipbench: PyTorch training-performance tips as measured A/B experiments (LibTorch).\n"
-    "Exit codes: 0 ok, 1 an arm failed (run), 2 usage or input error, 4 internal error.";
+    "Exit codes: 0 ok, 1 an arm failed (run) or a confirmed regression (gate), 2 usage or input error,\n"
+    "3 inconclusive (gate), 4 internal error.";
 
 }  // namespace
 
@@ -28,19 +29,29 @@ int main(const std::vector<std::string>& argv) {
   app.require_subcommand(1, 1);
   app.fallthrough(false);
   const std::vector<Command> commands{add_list_command(app), add_run_command(app, argv),
-                                     add_env_command(app)};
+                                     add_env_command(app), add_data_command(app),
+                                     add_baseline_command(app), add_compare_command(app),
+                                     add_gate_command(app), add_report_command(app)};
 
+  std::vector<std::string> names;
+  for (const auto& command : commands) names.push_back(command.app->get_name());
+  const auto usage_error = [&](const std::string& message) {
+    std::cerr << message << fmt::format("\nValid subcommands: {}. Run `tipbench <subcommand> --help` for its flags.\n",
+                                        fmt::join(names, ", "));
+    return exit_code::usage;
+  };
+  // CLI11 reports a stray word only as "a subcommand is required": name it instead.
+  if (argv.size() > 1 && !argv[1].starts_with("-") &&
+      std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    return usage_error(fmt::format("error: unknown subcommand '{}'", argv[1]));
+  }
   std::vector<std::string> reversed(argv.rbegin(), argv.rend() - 1);  // CLI11 wants them reversed
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     app.exit(e);
-    std::vector<std::string> names;
-    for (const auto& command : commands) names.push_back(command.app->get_name());
-    std::cerr << fmt::format("Valid subcommands: {}. Run `tipbench <subcommand> --help` for its flags.\n",
-                             fmt::join(names, ", "));
-    return exit_code::usage;
+    return usage_error("");
   }
   for (const auto& command : commands) {
     if (command.app->parsed()) return command.run();

@@ -18,5 +18,10 @@ struct Command {
 Command add_list_command(CLI::App& app);
 Command add_run_command(CLI::App& app, const std::vector<std::string>& argv);
 Command add_env_command(CLI::App& app);
+Command add_baseline_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
+Command add_gate_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
+Command add_data_command(CLI::App& app);
 
 }  // namespace tipbench::cli

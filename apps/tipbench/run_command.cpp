@@ -5,6 +5,7 @@
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
 #include "tipbench/reports/console.h"
+#include "tipbench/reports/format.h"
 #include "tipbench/run_context.h"
 #include "tipbench/runner.h"
 
@@ -27,6 +28,10 @@ struct RunOptions {
   double threshold_pct = 0;
   std::string out;
   std::uint64_t seed = 0;
+  double inject_slowdown_pct = 0;  // gate-calibration test knob (docs/gate.md)
+  std::string data_dir;  // the dataloader suite's dataset; "": the cache's, made on first use
+  bool loader_only = false;
+  std::string corrupt_policy = "skip";
 };
 
 // "auto" is cuda:0 when a CUDA device exists, else cpu. An explicit cuda without a device is an
@@ -67,6 +72,7 @@ MeasureSettings settings_from(const RunOptions& o) {
   if (o.blocks > 0) s.blocks = o.blocks;
   if (o.threshold_pct > 0) s.practical_threshold = o.threshold_pct / 100;
   s.seed = o.seed;
+  s.inject_slowdown_pct = o.inject_slowdown_pct;
   return s;
 }
 
@@ -89,7 +95,8 @@ int run(const RunOptions& o, const std::vector<std::string>& argv) {
   plan.suites = selected_suites(o.suites);
   plan.settings = settings_from(o);
   plan.context = {.device = *device, .models = o.models, .batch_size = o.batch_size,
-                  .seed = o.seed, .quick = o.quick};
+                  .seed = o.seed, .quick = o.quick, .data_dir = o.data_dir,
+                  .loader_only = o.loader_only, .corrupt_policy = o.corrupt_policy};
   plan.self_executable = self_executable_path();
 
   Result result;
@@ -101,9 +108,17 @@ int run(const RunOptions& o, const std::vector<std::string>& argv) {
              plan.suites.size(), device->str(), result.context.fingerprint_slug, plan.settings.blocks,
              o.quick ? ", quick" : "");
   for (const auto& w : result.context.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (const auto banner = reports::injected_slowdown_banner(result); !banner.empty()) {
+    fmt::print(stderr, "{}\n", banner);
+  }
 
   Progress progress(Progress::stderr_is_tty());
-  result.suites = run_suites(plan, progress);
+  try {
+    result.suites = run_suites(plan, progress);
+  } catch (const InputError& e) {  // bad input found while staging or measuring: nothing written
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  }
   try {
     write_result_atomically(result, out);
   } catch (const std::exception& e) {
@@ -148,6 +163,20 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->check(CLI::Range(0.01, 100.0));
   sub->add_option("--out", o->out, "Result file; default results/runs/<UTC timestamp>-<host>.json");
   sub->add_option("--seed", o->seed, "Seed for weights, inputs and block order")->capture_default_str();
+  sub->add_option("--inject-slowdown", o->inject_slowdown_pct,
+                  "TEST KNOB: slow every timed step down by PCT percent on purpose, to calibrate the "
+                  "regression gate (recorded in the result; never a real measurement)")
+      ->check(CLI::Range(0.0, 1000.0));
+  sub->add_option("--data", o->data_dir,
+                  "Dataset directory for the dataloader suite (tipbench data make); default: one in the cache "
+                  "directory, made on first use");
+  sub->add_flag("--loader-only", o->loader_only,
+                "dataloader suite: fetch batches with no model (the data-loading ceiling) and compare with the "
+                "model's consumption");
+  sub->add_option("--corrupt-policy", o->corrupt_policy,
+                  "dataloader suite: a corrupt or missing file is skipped (counted) or fails the run (exit 2)")
+      ->check(CLI::IsMember({"skip", "fail"}))
+      ->capture_default_str();
   return {sub, [o, argv] { return run(*o, argv); }};
 }
 

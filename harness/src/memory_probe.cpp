@@ -1,5 +1,7 @@
 #include "memory_probe.h"
 
+#include "tipbench/proc_status.h"
+
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <malloc.h>
 
@@ -9,22 +11,6 @@
 namespace tipbench::detail {
 
 namespace {
-
-// A field of /proc/self/status in bytes ("VmRSS:  1234 kB"), or -1.
-std::int64_t proc_status_bytes(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  while (in >> key) {
-    if (key == field + ":") {
-      std::int64_t kb = -1;
-      in >> kb;
-      return kb < 0 ? -1 : kb * 1024;
-    }
-    std::string rest;
-    std::getline(in, rest);
-  }
-  return -1;
-}
 
 bool reset_peak_rss() {
   std::ofstream out("/proc/self/clear_refs");

@@ -279,6 +279,7 @@ ojson to_json_document(const Result& r) {
                    {"isolation", s.isolation},
                    {"cases", ojson::array()}};
     for (const auto& c : s.cases) suite["cases"].push_back(case_to_json(c));
+    if (!s.notes.empty()) suite["notes"] = s.notes;
     j["suites"].push_back(std::move(suite));
   }
   return j;
@@ -296,6 +297,7 @@ Result parse_result(const ojson& document, const std::string& origin) {
       suite.description = s.at("description").get<std::string>();
       suite.isolation = s.at("isolation").get<std::string>();
       for (const auto& c : s.at("cases")) suite.cases.push_back(case_from_json(c));
+      if (s.contains("notes")) suite.notes = s.at("notes").get<std::vector<std::string>>();
       r.suites.push_back(std::move(suite));
     }
     return r;

@@ -87,6 +87,10 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
                             static_cast<int>(position));
         arm.trials.push_back(std::move(outcome.trial));
         arm.info = std::move(outcome.info);
+      } catch (const InputError&) {
+        // Bad input from outside (e.g. a corrupt file under --corrupt-policy fail) stops the run.
+        progress.end();
+        throw;
       } catch (const std::exception& e) {
         // One failing arm is recorded and the run goes on with the others.
         arm.status = ArmStatus::failed;
@@ -104,6 +108,8 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
 
 std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
   std::vector<SuiteResult> results;
+  // Run-wide staging and input checks first: bad input stops the run before anything is measured.
+  for (const Suite* suite : plan.suites) suite->prepare_run(plan.context);
   std::vector<std::vector<PlannedCase>> planned;
   int total_trials = 0;
   for (const Suite* suite : plan.suites) {
@@ -126,6 +132,7 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
       run_case(p, plan, progress);
       sr.cases.push_back(std::move(p.result));
     }
+    sr.notes = suite.notes(sr, plan.settings);
     results.push_back(std::move(sr));
   }
   progress.end();

@@ -35,6 +35,7 @@ static void visit_fields(MeasureSettings& s, Visitor&& visit) {
   visit("practical_threshold", s.practical_threshold);
   visit("bootstrap_resamples", s.bootstrap_resamples);
   visit("seed", s.seed);
+  visit("inject_slowdown_pct", s.inject_slowdown_pct);
 }
 
 void to_json(nlohmann::json& j, const MeasureSettings& s) {

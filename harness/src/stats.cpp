@@ -138,25 +138,81 @@ Summary summarize(std::span<const double> xs) {
                  .n = xs.size()};
 }
 
+namespace {
+
+// The test from its bootstrap distribution: the point ratio of the medians, the percentile
+// interval and the two-sided p-value of "no change".
+RatioTest ratio_test_from(std::vector<double> ratios, std::span<const double> treatment,
+                          std::span<const double> baseline, double confidence, std::size_t blocks) {
+  const double p_value = bootstrap_p_value(ratios);
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1 - confidence) / 2;
+  RatioEstimate estimate{.ratio = median(treatment) / median(baseline),
+                         .ci_low = quantile(ratios, tail),
+                         .ci_high = quantile(ratios, 1 - tail),
+                         .blocks = blocks};
+  return RatioTest{.estimate = estimate, .p_value = p_value};
+}
+
+}  // namespace
+
 RatioTest paired_ratio_test(std::span<const double> treatment, std::span<const double> baseline,
                             const BootstrapOptions& options) {
   validate_pairs(treatment, baseline);
   validate_options(options);
   std::vector<double> ratios = bootstrap_ratios(treatment, baseline, options);
-  const double p_value = bootstrap_p_value(ratios);
-  std::sort(ratios.begin(), ratios.end());
-  const double tail = (1 - options.confidence) / 2;
-  RatioEstimate estimate{.ratio = median(treatment) / median(baseline),
-                         .ci_low = quantile(ratios, tail),
-                         .ci_high = quantile(ratios, 1 - tail),
-                         .blocks = treatment.size()};
-  return RatioTest{.estimate = estimate, .p_value = p_value};
+  return ratio_test_from(std::move(ratios), treatment, baseline, options.confidence, treatment.size());
 }
 
 RatioEstimate paired_ratio_of_medians(std::span<const double> treatment,
                                       std::span<const double> baseline,
                                       const BootstrapOptions& options) {
   return paired_ratio_test(treatment, baseline, options).estimate;
+}
+
+RatioTest unpaired_ratio_test(std::span<const double> treatment, std::span<const double> baseline,
+                              const BootstrapOptions& options) {
+  if (treatment.empty() || baseline.empty()) fail("unpaired samples must not be empty");
+  for (auto side : {treatment, baseline}) {
+    for (double v : side) {
+      if (!(v > 0) || !std::isfinite(v)) {
+        fail("unpaired samples must be positive and finite, got " + std::to_string(v));
+      }
+    }
+  }
+  validate_options(options);
+  // One engine drives both sides in a fixed order, so the result depends on the seed alone.
+  std::mt19937_64 rng(options.seed);
+  std::vector<double> t(treatment.size());
+  std::vector<double> b(baseline.size());
+  std::vector<double> ratios(options.resamples);
+  for (double& ratio : ratios) {
+    for (double& x : t) x = treatment[uniform_index(rng, treatment.size())];
+    for (double& x : b) x = baseline[uniform_index(rng, baseline.size())];
+    ratio = quantile_in_place(t, 0.5) / quantile_in_place(b, 0.5);
+  }
+  return ratio_test_from(std::move(ratios), treatment, baseline, options.confidence,
+                         std::min(treatment.size(), baseline.size()));
+}
+
+MedianInterval median_interval(std::span<const double> xs, const BootstrapOptions& options) {
+  if (xs.empty()) fail("median interval of an empty sample");
+  for (double v : xs) {
+    if (!std::isfinite(v)) fail("median interval of a sample with a non-finite value");
+  }
+  validate_options(options);
+  std::mt19937_64 rng(options.seed);
+  std::vector<double> resample(xs.size());
+  std::vector<double> medians(options.resamples);
+  for (double& m : medians) {
+    for (double& x : resample) x = xs[uniform_index(rng, xs.size())];
+    m = quantile_in_place(resample, 0.5);
+  }
+  const double tail = (1 - options.confidence) / 2;
+  return MedianInterval{.median = median(xs),
+                        .ci_low = quantile(medians, tail),
+                        .ci_high = quantile(medians, 1 - tail),
+                        .n = xs.size()};
 }
 
 std::vector<bool> holm_reject(std::span<const double> p_values, double alpha) {

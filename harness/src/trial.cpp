@@ -1,6 +1,7 @@
 #include "tipbench/trial.h"
 
 #include "memory_probe.h"
+#include "slowdown.h"
 #include "step_timer.h"
 
 #include <torch/torch.h>
@@ -76,10 +77,14 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   const WarmupOutcome warmup = warm_up(*workload, device, settings);
   const int steps = timed_step_count(warmup, settings);
   auto timer = detail::make_step_timer(device, steps);
+  // A no-op unless the gate-calibration knob is set (then every result records it).
+  detail::SlowdownInjector slowdown(device, settings.inject_slowdown_pct, warmup.median_step_s);
   workload->begin_measurement();
   timer->start();
   for (int i = 0; i < steps; ++i) {
+    slowdown.before_step();
     workload->step();
+    slowdown.after_step();
     timer->lap();
   }
   TrialOutcome out;

@@ -27,7 +27,8 @@ using ojson = nlohmann::ordered_json;
 
 ojson context_to_json(const SuiteContext& c) {
   return {{"device", c.device.str()}, {"models", c.models}, {"batch_size", c.batch_size},
-          {"seed", c.seed}, {"quick", c.quick}};
+          {"seed", c.seed}, {"quick", c.quick}, {"data_dir", c.data_dir},
+          {"loader_only", c.loader_only}, {"corrupt_policy", c.corrupt_policy}};
 }
 
 SuiteContext context_from_json(const ojson& j) {
@@ -37,6 +38,9 @@ SuiteContext context_from_json(const ojson& j) {
   c.batch_size = j.at("batch_size").get<std::int64_t>();
   c.seed = j.at("seed").get<std::uint64_t>();
   c.quick = j.at("quick").get<bool>();
+  c.data_dir = j.at("data_dir").get<std::string>();
+  c.loader_only = j.at("loader_only").get<bool>();
+  c.corrupt_policy = j.at("corrupt_policy").get<std::string>();
   return c;
 }
 
@@ -84,7 +88,11 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
   std::remove(request.c_str());
   std::remove(response.c_str());
   ::rmdir(dir.c_str());
-  if (res.contains("error")) throw std::runtime_error(res.at("error").get<std::string>());
+  if (res.contains("error")) {
+    // The child's kind of error survives the process boundary: bad input stops the run.
+    if (res.value("input_error", false)) throw InputError(res.at("error").get<std::string>());
+    throw std::runtime_error(res.at("error").get<std::string>());
+  }
   if (code != 0 || !res.contains("trial")) {
     throw std::runtime_error(fmt::format("trial process exited with code {} and no result", code));
   }
@@ -106,6 +114,9 @@ int serve_trial_request(const std::string& request_path, const std::string& resp
     auto outcome = run_trial(*suite, context, c, arm, settings, req.at("block").get<int>(),
                              req.at("position").get<int>());
     res = {{"trial", trial_to_json(outcome.trial)}, {"info", ojson(outcome.info)}};
+  } catch (const InputError& e) {
+    res = {{"error", e.what()}, {"input_error", true}};
+    code = 1;
   } catch (const std::exception& e) {
     res = {{"error", e.what()}};
     code = 1;

@@ -23,13 +23,15 @@ void print_arm(const ArmResult& arm, std::FILE* out) {
 
 void print_comparison(const Comparison& c, std::FILE* out) {
   fmt::print(out, "    {} vs {}: {} {}  {}{}\n", c.treatment, c.baseline, metric_label(c.metric),
-             ratio_with_ci(c), stats::to_string(c.verdict), c.noisy ? "  [noisy]" : "");
+             ratio_with_ci(c), verdict_label(c), c.noisy ? "  [noisy]" : "");
   if (!c.recommendation.empty()) fmt::print(out, "      -> {}\n", c.recommendation);
 }
 
 }  // namespace
 
 void print_run_summary(const Result& result, std::FILE* out) {
+  const std::string injected = injected_slowdown_banner(result);
+  if (!injected.empty()) fmt::print(out, "\n{}\n", injected);
   for (const auto& suite : result.suites) {
     fmt::print(out, "\n{} - {}\n", suite.name, suite.description);
     for (const auto& c : suite.cases) {
@@ -39,8 +41,10 @@ void print_run_summary(const Result& result, std::FILE* out) {
       for (const auto& arm : c.arms) print_arm(arm, out);
       for (const auto& cmp : c.comparisons) print_comparison(cmp, out);
     }
+    for (const auto& note : suite.notes) fmt::print(out, "  {}\n", note);
   }
   for (const auto& w : result.context.warnings) fmt::print(out, "\nwarning: {}\n", w);
+  if (!injected.empty()) fmt::print(out, "\n{}\n", injected);
 }
 
 }  // namespace tipbench::reports

@@ -30,4 +30,23 @@ std::string metric_label(const std::string& metric) {
   return metric == "throughput_samples_per_s" ? "throughput" : "memory";
 }
 
+std::string verdict_label(const Comparison& c) {
+  if (metric_label(c.metric) == "throughput") return std::string(stats::to_string(c.verdict));
+  switch (c.verdict) {
+    case stats::Verdict::faster: return "less memory";
+    case stats::Verdict::slower: return "more memory";
+    case stats::Verdict::no_significant_difference: break;
+  }
+  return std::string(stats::to_string(c.verdict));
+}
+
+std::string injected_slowdown_banner(const Result& result) {
+  const double pct = result.context.settings.inject_slowdown_pct;
+  if (!(pct > 0)) return "";
+  return fmt::format(
+      "!!! INJECTED SLOWDOWN: every timed step was slowed by {:g}% on purpose (--inject-slowdown, a "
+      "gate-calibration test knob). These are NOT real measurements. !!!",
+      pct);
+}
+
 }  // namespace tipbench::reports

@@ -2,13 +2,13 @@
 // in-process through tipbench::cli::main and as the real binary (TIPBENCH_BINARY) in a child
 // process: a whole --quick run, replacing an existing --out, and an interrupted run that must
 // leave an existing result file untouched.
-#include "tipbench/cli.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/fingerprint.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
 #include "tipbench/result.h"
 
+#include "cli_capture.h"
 #include "scratch_dir.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using tipbench::ArmStatus;
+using tipbench::testing::cli;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::list_dir;
 using tipbench::testing::read_bytes;
@@ -56,24 +57,6 @@ std::vector<std::string> known_only(const std::vector<std::string>& names) {
     if (is_known_suite(n)) out.push_back(n);
   }
   return out;
-}
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-// tipbench::cli::main in this process, with stdout and stderr captured.
-Outcome cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "tipbench");
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  Outcome o;
-  o.code = tipbench::cli::main(args);
-  o.out = ::testing::internal::GetCapturedStdout();
-  o.err = ::testing::internal::GetCapturedStderr();
-  return o;
 }
 
 bool contains(const std::string& haystack, const std::string& needle) {

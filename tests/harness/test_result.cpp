@@ -559,6 +559,7 @@ MeasureSettings unusual_settings() {
   s.practical_threshold = 0.035;
   s.bootstrap_resamples = 4321;
   s.seed = std::numeric_limits<std::uint64_t>::max() - 5;  // beyond int64
+  s.inject_slowdown_pct = 7.5;
   return s;
 }
 
@@ -575,12 +576,13 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
   EXPECT_EQ(a.practical_threshold, b.practical_threshold);
   EXPECT_EQ(a.bootstrap_resamples, b.bootstrap_resamples);
   EXPECT_EQ(a.seed, b.seed);
+  EXPECT_EQ(a.inject_slowdown_pct, b.inject_slowdown_pct);
 }
 
 TEST(MeasureSettingsJson, RoundTripsEveryField) {
   const MeasureSettings s = unusual_settings();
   const nlohmann::json j = s;
-  EXPECT_EQ(j.size(), 12u);
+  EXPECT_EQ(j.size(), 13u);
   const auto back = j.get<MeasureSettings>();
   expect_same_settings(back, s);
   // Through text too, as it travels in a result file.

@@ -8,6 +8,8 @@ inline constexpr int failed = 1;        // run: an arm failed; gate: confirmed r
 inline constexpr int usage = 2;         // bad flag, suite, model, device or input file
 inline constexpr int inconclusive = 3;  // gate: too noisy or no matching baseline
 inline constexpr int internal = 4;      // the run could not finish (e.g. result not writable)
-inline constexpr int interrupted = 130; // SIGINT: nothing written, no existing file touched
+// Ctrl-C is not caught: the process dies of SIGINT (a shell reports 130). Results are written only
+// at the end, by rename, so nothing partial is left and no existing file is touched.
+inline constexpr int interrupted = 130;
 
 }  // namespace tipbench::exit_code

@@ -92,6 +92,7 @@ struct SuiteResult {
   std::string description;
   std::string isolation;  // "in_process" or "fresh_process"
   std::vector<CaseResult> cases;
+  std::vector<std::string> notes;  // the suite's conclusions across cases (Suite::notes), may be empty
 };
 
 struct GitState {

@@ -28,6 +28,10 @@ struct MeasureSettings {
   double practical_threshold = 0.02;
   int bootstrap_resamples = 2000;
   std::uint64_t seed = 0;
+  // Test knob for calibrating the regression gate: every timed step is slowed down on purpose by
+  // this percentage (0 = off). Recorded in every result so an injected run never passes for a
+  // real one; `tipbench baseline save` refuses such a run. See docs/gate.md.
+  double inject_slowdown_pct = 0;
 };
 
 // The tiny budget for CI and smoke runs: a handful of short trials.

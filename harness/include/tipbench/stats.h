@@ -67,6 +67,24 @@ struct RatioTest {
 RatioTest paired_ratio_test(std::span<const double> treatment, std::span<const double> baseline,
                             const BootstrapOptions& options = {});
 
+// treatment and baseline come from different runs, so nothing pairs them: each side's blocks are
+// resampled independently (with replacement) and the statistic is the ratio of the medians. The
+// sides may differ in length; estimate.blocks is the smaller side. Interval and p-value are as in
+// paired_ratio_test. Same preconditions on the values and options; each side needs >= 1 value.
+RatioTest unpaired_ratio_test(std::span<const double> treatment, std::span<const double> baseline,
+                              const BootstrapOptions& options = {});
+
+struct MedianInterval {
+  double median = 0;
+  double ci_low = 0;  // percentile bootstrap interval of the median
+  double ci_high = 0;
+  std::size_t n = 0;
+};
+
+// The median of one sample with a percentile bootstrap interval. Values must be finite (any
+// sign); throws std::invalid_argument on an empty sample or bad options.
+MedianInterval median_interval(std::span<const double> xs, const BootstrapOptions& options = {});
+
 // Holm-Bonferroni step-down: which hypotheses to reject so that the family-wise error rate over
 // all of them stays at most alpha. result[i] belongs to p_values[i]. Throws std::invalid_argument
 // when alpha is not in (0, 1) or a p-value is not in [0, 1].

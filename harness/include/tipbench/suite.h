@@ -7,6 +7,7 @@
 #pragma once
 
 #include "tipbench/levels.h"
+#include "tipbench/result.h"
 
 #include <c10/core/Device.h>
 
@@ -39,6 +40,10 @@ struct SuiteContext {
   std::int64_t batch_size = 0;      // 0: the default for model and device
   std::uint64_t seed = 0;
   bool quick = false;
+  // The dataloader suite's inputs (tipbench run --data, --loader-only, --corrupt-policy).
+  std::string data_dir;                // "": a dataset in the cache directory, made on first use
+  bool loader_only = false;            // measure the data-loading ceiling instead of training
+  std::string corrupt_policy = "skip"; // "skip" or "fail": what a corrupt or missing file does
 };
 
 // One prepared arm: everything staged (model built, inputs on the device) before timing.
@@ -78,6 +83,16 @@ class Suite {
     return std::nullopt;
   }
   virtual Isolation isolation() const { return Isolation::in_process; }
+  // Called once per run in the parent process, before any trial of the run: stages what every
+  // trial shares (e.g. makes an on-disk dataset) and checks run-wide inputs. Throws InputError
+  // for bad input: the run then stops before measuring anything (exit 2).
+  virtual void prepare_run(const SuiteContext& context) const {}
+  // Conclusions across the summarised cases that the per-arm rows do not show (e.g. whether the
+  // data-loading ceiling is below the model's consumption); stored as the suite's `notes` and
+  // printed after its table.
+  virtual std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const {
+    return {};
+  }
   virtual std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                             const ArmSpec& arm) const = 0;
 };

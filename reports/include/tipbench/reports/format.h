@@ -14,5 +14,11 @@ std::string percent(double fraction, int decimals = 1);  // 0.0123 -> "1.2%"
 std::string ratio_with_ci(const Comparison& c);
 // "throughput" for throughput_samples_per_s, "memory" for the memory metrics.
 std::string metric_label(const std::string& metric);
+// The verdict in words that fit the metric: "faster"/"slower" for throughput, "less memory"/
+// "more memory" for memory (the schema keeps faster/slower for both; see docs/result-schema.md).
+std::string verdict_label(const Comparison& c);
+// "" for a real run; for a run made with --inject-slowdown, a loud one-line warning that its
+// numbers were slowed down on purpose (every reporter prints it, so it cannot pass for real).
+std::string injected_slowdown_banner(const Result& result);
 
 }  // namespace tipbench::reports

@@ -1,0 +1,100 @@
+// `tipbench compare A.json B.json [C.json ...]`: side by side per suite/case/arm/metric, each later
+// run against the first. Different fingerprints are allowed (comparing GPUs is a main use) and
+// marked with the fields that differ.
+#include "tipbench/commands.h"
+
+#include "tipbench/atomic_file.h"
+#include "tipbench/exit_codes.h"
+#include "tipbench/reports/comparison_report.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace tipbench::cli {
+
+namespace {
+
+struct CompareFlags {
+  std::vector<std::string> files;
+  bool paired = false;
+  double threshold_pct = 3;
+  std::string format = "text";
+  std::string out;
+  std::uint64_t seed = 0;
+};
+
+std::string label_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+nlohmann::json to_json(const std::vector<reports::NamedRun>& runs, const std::vector<gate::RunComparison>& all) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    nlohmann::json cells = nlohmann::json::array();
+    for (const auto& c : all[i].cells) {
+      cells.push_back({{"suite", c.key.suite}, {"case", c.key.case_name}, {"arm", c.key.arm}, {"metric", c.key.metric},
+                       {"reference_median", c.reference.median}, {"candidate_median", c.candidate.median},
+                       {"ratio", c.test.estimate.ratio}, {"ci95_low", c.test.estimate.ci_low},
+                       {"ci95_high", c.test.estimate.ci_high}, {"p_value", c.test.p_value}, {"cv", c.cv},
+                       {"paired", c.paired}, {"verdict", stats::to_string(c.verdict)}});
+    }
+    out.push_back({{"reference", runs[0].label}, {"candidate", runs[i + 1].label},
+                   {"fingerprint_differences", all[i].fingerprint_differences}, {"cells", cells}});
+  }
+  return out;
+}
+
+int run_compare(const CompareFlags& f) {
+  std::vector<reports::NamedRun> runs;
+  try {
+    for (const auto& path : f.files) runs.push_back({label_of(path), read_result(path)});
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  }
+  const gate::CompareOptions options{.paired = f.paired, .seed = f.seed, .practical_threshold = f.threshold_pct / 100};
+  std::string text;
+  if (f.format == "markdown") {
+    text = reports::comparison_markdown(runs, options);
+  } else if (f.format == "json") {
+    text = to_json(runs, reports::compare_to_reference(runs, options)).dump(2) + "\n";
+  } else if (f.out.empty()) {
+    reports::print_comparison(runs, options, stdout);
+    return exit_code::ok;
+  } else {
+    char* buffer = nullptr;
+    std::size_t size = 0;
+    std::FILE* mem = ::open_memstream(&buffer, &size);
+    reports::print_comparison(runs, options, mem);
+    std::fclose(mem);
+    text.assign(buffer, size);
+    std::free(buffer);
+  }
+  if (f.out.empty()) {
+    fmt::print("{}", text);
+  } else {
+    write_file_atomically(f.out, text);
+    fmt::print(stderr, "wrote {}\n", f.out);
+  }
+  return exit_code::ok;
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("compare", "Compare result files side by side (the first is the reference)");
+  auto f = std::make_shared<CompareFlags>();
+  sub->add_option("files", f->files, "Two or more result files")->required()->expected(2, 1000)->check(CLI::ExistingFile);
+  sub->add_flag("--paired", f->paired, "The runs come from one interleaved session: pair blocks by index");
+  sub->add_option("--threshold", f->threshold_pct, "Practical threshold of a verdict, in percent")
+      ->check(CLI::Range(0.01, 100.0))->capture_default_str();
+  sub->add_option("--format", f->format, "text, markdown or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
+  sub->add_option("--out", f->out, "Write to this file instead of stdout");
+  sub->add_option("--seed", f->seed, "Bootstrap seed")->capture_default_str();
+  return {sub, [f] { return run_compare(*f); }};
+}
+
+}  // namespace tipbench::cli

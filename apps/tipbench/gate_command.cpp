@@ -1,0 +1,320 @@
+// `tipbench gate`: PASS / FAIL / INCONCLUSIVE for a current run against a baseline, in one of
+// three modes: a stored baseline (--baseline FILE|auto --current FILE, unpaired), two result
+// files from one interleaved session (--paired), or head vs base binaries run here, interleaved
+// block by block (--base-binary/--head-binary). Candidates are re-measured once before failing.
+#include "tipbench/commands.h"
+
+#include "gate_session.h"
+#include "tipbench/atomic_file.h"
+#include "tipbench/exit_codes.h"
+#include "tipbench/gate/baseline_store.h"
+#include "tipbench/gate/decision.h"
+#include "tipbench/registry.h"
+#include "tipbench/reports/gate_report.h"
+#include "tipbench/run_context.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace tipbench::cli {
+
+namespace {
+
+struct GateFlags {
+  std::string baseline;
+  std::string current;
+  std::string base_binary;
+  std::string head_binary;
+  bool paired = false;
+  std::string config_path;
+  double threshold_pct = 0;
+  double alpha = 0;
+  std::string baselines_dir = "results/baselines";
+  bool no_rerun = false;
+  std::string rerun_binary;
+  int blocks = 8;
+  std::vector<std::string> suites;
+  std::vector<std::string> models;
+  std::string device;
+  bool full = false;
+  std::vector<std::string> run_args;
+  double head_inject_slowdown_pct = 0;
+  std::string out_dir;
+  std::string markdown_path;
+  std::string json_path;
+  std::uint64_t seed = 0;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+gate::GateConfig load_config(const GateFlags& f) {
+  gate::GateConfig config = f.config_path.empty() ? gate::GateConfig{} : gate::read_gate_config(f.config_path);
+  const auto known = suite_names();
+  for (const auto& s : config.suite_names()) {
+    if (std::find(known.begin(), known.end(), s) == known.end()) {
+      throw InputError(fmt::format("{}: unknown suite '{}' in suites; valid: {}", f.config_path, s, fmt::join(known, ", ")));
+    }
+  }
+  if (f.threshold_pct > 0) {  // one threshold for everything gated
+    for (auto& [metric, t] : config.metrics) t = f.threshold_pct / 100;
+    for (auto& [suite, metrics] : config.suites) {
+      for (auto& [metric, t] : metrics) {
+        if (t > 0) t = f.threshold_pct / 100;
+      }
+    }
+  }
+  if (f.alpha > 0) config.alpha = f.alpha;
+  return config;
+}
+
+// The `run` arguments a result was made with (after "<binary> run"), for re-measuring it.
+std::vector<std::string> run_args_of(const Result& r) {
+  const auto& argv = r.context.argv;
+  return argv.size() > 2 ? std::vector<std::string>(argv.begin() + 2, argv.end()) : std::vector<std::string>{};
+}
+
+std::string binary_of(const Result& r, const std::string& preferred) {
+  if (!preferred.empty()) return preferred;
+  if (!r.context.argv.empty() && is_executable(r.context.argv.front())) return r.context.argv.front();
+  return self_executable_path();
+}
+
+// Flagged keys grouped by case, so each case is re-measured once for all its flagged cells.
+std::map<std::pair<std::string, std::string>, std::vector<gate::CellKey>> by_case(const std::vector<gate::CellKey>& keys) {
+  std::map<std::pair<std::string, std::string>, std::vector<gate::CellKey>> groups;
+  for (const auto& k : keys) groups[{k.suite, k.case_name}].push_back(k);
+  return groups;
+}
+
+const gate::Cell* find_cell(const std::vector<gate::Cell>& cells, const gate::CellKey& key) {
+  for (const auto& c : cells) {
+    if (c.key == key) return &c;
+  }
+  return nullptr;
+}
+
+// Compares the re-measured cells and keeps those that could be compared.
+void collect(const std::vector<gate::CellKey>& keys, const Result& reference, const Result& candidate,
+             const gate::GateConfig& config, bool paired, std::map<gate::CellKey, gate::CellComparison>& out) {
+  const auto ref_cells = gate::extract_cells(reference);
+  const auto cand_cells = gate::extract_cells(candidate);
+  for (const auto& key : keys) {
+    const auto* r = find_cell(ref_cells, key);
+    const auto* c = find_cell(cand_cells, key);
+    if (!r || !c) continue;
+    gate::CompareOptions options{.paired = paired, .resamples = gate::resamples_for(1, config.alpha), .seed = 1};
+    options.practical_threshold = config.threshold_for(key.suite, key.metric).value_or(0.03);
+    if (auto cmp = gate::compare_cell(*r, *c, options)) out.emplace(key, *cmp);
+  }
+}
+
+// Paired modes: re-run both sides interleaved, each with the arguments its result was made with.
+gate::Remeasure paired_remeasure(const Result& base, const Result& head, const std::string& work_dir,
+                                 const gate::GateConfig& config, std::uint64_t seed) {
+  return [&base, &head, work_dir, &config, seed](const std::vector<gate::CellKey>& keys) {
+    std::map<gate::CellKey, gate::CellComparison> out;
+    int n = 0;
+    for (const auto& [id, group] : by_case(keys)) {
+      SessionPlan plan;
+      plan.base_binary = binary_of(base, "");
+      plan.head_binary = binary_of(head, "");
+      const auto selection = select_case(head, group.front());
+      plan.base_args = strip_selection(run_args_of(base));
+      plan.head_args = strip_selection(run_args_of(head));
+      plan.base_args.insert(plan.base_args.end(), selection.begin(), selection.end());
+      plan.head_args.insert(plan.head_args.end(), selection.begin(), selection.end());
+      plan.blocks = std::max(3, base.context.settings.blocks);
+      plan.seed = seed + 7919;  // fresh blocks, not a replay of the first session
+      plan.work_dir = work_dir;
+      fmt::print(stderr, "gate: re-measuring {} (head vs base, {} blocks) to confirm\n", id.second, plan.blocks);
+      const auto again = run_interleaved(plan, fmt::format("confirm{}", n++));
+      collect(group, again.base, again.head, config, /*paired=*/true, out);
+    }
+    return out;
+  };
+}
+
+// Stored baseline: re-run the current side only and compare it with the baseline again.
+gate::Remeasure stored_remeasure(const Result& baseline, const Result& current, const std::string& binary,
+                                 const std::string& work_dir, const gate::GateConfig& config) {
+  return [&baseline, &current, binary, work_dir, &config](const std::vector<gate::CellKey>& keys) {
+    std::map<gate::CellKey, gate::CellComparison> out;
+    int n = 0;
+    for (const auto& [id, group] : by_case(keys)) {
+      auto args = strip_selection(run_args_of(current));
+      const auto selection = select_case(current, group.front());
+      args.insert(args.end(), selection.begin(), selection.end());
+      args.insert(args.end(), {"--blocks", std::to_string(std::max(3, current.context.settings.blocks)), "--seed", "7919"});
+      const std::string stem = fmt::format("{}/confirm{}", work_dir, n++);
+      fmt::print(stderr, "gate: re-measuring {} with {} to confirm\n", id.second, binary);
+      const Result again = run_once(binary, args, stem + ".json", stem + ".log");
+      collect(group, baseline, again, config, /*paired=*/false, out);
+    }
+    return out;
+  };
+}
+
+void write_outputs(const GateFlags& f, const gate::GateReport& report, const std::string& base_label,
+                   const std::string& current_label, const std::string& out_dir) {
+  std::string md_path = f.markdown_path;
+  std::string json_path = f.json_path;
+  if (!out_dir.empty()) {
+    if (md_path.empty()) md_path = out_dir + "/gate.md";
+    if (json_path.empty()) json_path = out_dir + "/gate.json";
+  }
+  if (!md_path.empty()) {
+    write_file_atomically(md_path, reports::gate_markdown(report, base_label, current_label));
+    fmt::print("wrote {}\n", md_path);
+  }
+  if (!json_path.empty()) {
+    write_file_atomically(json_path, gate::gate_report_to_json(report).dump(2) + "\n");
+    fmt::print("wrote {}\n", json_path);
+  }
+}
+
+std::string default_out_dir() { return "results/gate/" + compact_utc_timestamp(); }
+
+int interleaved(const GateFlags& f, const gate::GateConfig& config) {
+  if (!f.baseline.empty() || !f.current.empty() || f.paired) {
+    throw UsageError("--base-binary/--head-binary run the session here: do not also pass --baseline, --current or --paired");
+  }
+  for (const auto* bin : {&f.base_binary, &f.head_binary}) {
+    if (!is_executable(*bin)) throw UsageError(fmt::format("'{}' is not an executable file", *bin));
+  }
+  SessionPlan plan;
+  plan.base_binary = f.base_binary;
+  plan.head_binary = f.head_binary;
+  std::vector<std::string> common;
+  if (!f.full) common.push_back("--quick");
+  for (const auto& s : f.suites) common.insert(common.end(), {"--suite", s});
+  for (const auto& m : f.models) common.insert(common.end(), {"--model", m});
+  if (!f.device.empty()) common.insert(common.end(), {"--device", f.device});
+  common.insert(common.end(), f.run_args.begin(), f.run_args.end());
+  plan.base_args = common;
+  plan.head_args = common;
+  if (f.head_inject_slowdown_pct > 0) {
+    plan.head_args.insert(plan.head_args.end(), {"--inject-slowdown", fmt::format("{:g}", f.head_inject_slowdown_pct)});
+  }
+  plan.blocks = f.blocks;
+  plan.seed = f.seed;
+  plan.work_dir = f.out_dir.empty() ? default_out_dir() : f.out_dir;
+  fmt::print(stderr, "gate: head {} vs base {}, {} interleaved blocks, work dir {}\n", f.head_binary, f.base_binary,
+             f.blocks, plan.work_dir);
+  const SessionResult session = run_interleaved(plan, "session");
+  const std::string base_path = plan.work_dir + "/base.json";
+  const std::string head_path = plan.work_dir + "/head.json";
+  write_result_atomically(session.base, base_path);
+  write_result_atomically(session.head, head_path);
+  auto report = gate::evaluate_gate(session.base, session.head, config, {.paired = true, .seed = f.seed});
+  gate::confirm_candidates(report,
+                           f.no_rerun ? gate::Remeasure{} : paired_remeasure(session.base, session.head, plan.work_dir, config, f.seed),
+                           config);
+  reports::print_gate_report(report, base_path, head_path, stdout);
+  write_outputs(f, report, base_path, head_path, plan.work_dir);
+  return report.exit_code();
+}
+
+int from_files(const GateFlags& f, const gate::GateConfig& config) {
+  if (f.current.empty() || f.baseline.empty()) {
+    throw UsageError("give --baseline FILE|auto and --current FILE, or --base-binary and --head-binary");
+  }
+  const Result current = read_result(f.current);
+  std::string baseline_path = f.baseline;
+  if (f.baseline == "auto") {
+    if (f.paired) throw UsageError("--paired needs the base result of the same session, not --baseline auto");
+    const auto found = gate::find_baseline(f.baselines_dir, current.context.fingerprint_slug);
+    if (!found) {
+      std::vector<std::string> slugs;
+      for (const auto& b : gate::list_baselines(f.baselines_dir)) slugs.push_back(b.slug);
+      fmt::print(stderr, "gate: INCONCLUSIVE: no stored baseline for fingerprint {} in {} (stored: {}).\n"
+                 "Store one with `tipbench baseline save RUN.json` or gate head vs base with "
+                 "--base-binary/--head-binary.\n",
+                 current.context.fingerprint_slug, f.baselines_dir, slugs.empty() ? "none" : fmt::format("{}", fmt::join(slugs, ", ")));
+      return exit_code::inconclusive;
+    }
+    baseline_path = found->path;
+    fmt::print(stderr, "gate: baseline for {}: {}\n", current.context.fingerprint_slug, baseline_path);
+  }
+  const Result baseline = read_result(baseline_path);
+  if (!f.paired && baseline.context.fingerprint_slug != current.context.fingerprint_slug) {
+    const auto diffs = fingerprint_differences(baseline.context.fingerprint, current.context.fingerprint);
+    throw InputError(fmt::format(
+        "{} is a baseline from other hardware or software ({} vs the current {}; fields differ: {}): a stored "
+        "baseline only gates runs of its own fingerprint. Use `--baseline auto`, or `tipbench compare` to compare "
+        "across machines",
+        baseline_path, baseline.context.fingerprint_slug, current.context.fingerprint_slug, fmt::join(diffs, ", ")));
+  }
+  const std::string work_dir = f.out_dir.empty() ? default_out_dir() : f.out_dir;
+  auto report = gate::evaluate_gate(baseline, current, config, {.paired = f.paired, .seed = f.seed});
+  gate::Remeasure remeasure;
+  if (!f.no_rerun) {
+    remeasure = f.paired ? paired_remeasure(baseline, current, work_dir, config, f.seed)
+                         : stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir, config);
+  }
+  gate::confirm_candidates(report, remeasure, config);
+  reports::print_gate_report(report, baseline_path, f.current, stdout);
+  write_outputs(f, report, baseline_path, f.current, f.out_dir);
+  return report.exit_code();
+}
+
+int run_gate(const GateFlags& f) {
+  try {
+    const auto config = load_config(f);
+    if (!f.base_binary.empty() || !f.head_binary.empty()) {
+      if (f.base_binary.empty() || f.head_binary.empty()) throw UsageError("--base-binary and --head-binary go together");
+      return interleaved(f, config);
+    }
+    return from_files(f, config);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: the gate could not finish: {}\n", e.what());
+    return exit_code::internal;
+  }
+}
+
+}  // namespace
+
+Command add_gate_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "gate", "Regression gate: PASS (0) / FAIL (1, confirmed regression) / INCONCLUSIVE (3); 2 on bad input");
+  auto f = std::make_shared<GateFlags>();
+  sub->add_option("--baseline", f->baseline, "Baseline result file, or auto: the stored baseline for the current run's fingerprint");
+  sub->add_option("--current", f->current, "Current result file");
+  sub->add_flag("--paired", f->paired, "--baseline and --current come from one interleaved session: pair them by block");
+  sub->add_option("--base-binary", f->base_binary, "Interleaved mode: the base build's tipbench binary");
+  sub->add_option("--head-binary", f->head_binary, "Interleaved mode: the head build's tipbench binary");
+  sub->add_option("--config", f->config_path, "Gate thresholds (JSON, e.g. ci/gate-thresholds.json); default: throughput 3%");
+  sub->add_option("--threshold", f->threshold_pct, "Override every practical threshold, in percent")->check(CLI::Range(0.01, 100.0));
+  sub->add_option("--alpha", f->alpha, "Family-wise false-alarm rate over all checks (Holm); default 0.05 or the config's")
+      ->check(CLI::Range(0.0001, 0.5));
+  sub->add_option("--baselines-dir", f->baselines_dir, "Where stored baselines live")->capture_default_str();
+  sub->add_flag("--no-rerun", f->no_rerun, "Do not re-measure candidates: they fail unconfirmed");
+  sub->add_option("--rerun-binary", f->rerun_binary, "Stored mode: the binary that re-measures a candidate (default: the current run's)");
+  sub->add_option("--blocks", f->blocks, "Interleaved mode: blocks per side")->check(CLI::Range(3, 1000))->capture_default_str();
+  sub->add_option("--suite", f->suites, "Interleaved mode: suite to run (repeatable; default all)")->check(CLI::IsMember(suite_names()));
+  sub->add_option("--model", f->models, "Interleaved mode: model (repeatable; default: run's default)");
+  sub->add_option("--device", f->device, "Interleaved mode: device for both sides (default: run's auto)");
+  sub->add_flag("--full", f->full, "Interleaved mode: full trials instead of --quick ones");
+  sub->add_option("--run-arg", f->run_args, "Interleaved mode: one more argument for every `run` (repeatable; --run-arg=--flag=value)");
+  sub->add_option("--head-inject-slowdown", f->head_inject_slowdown_pct,
+                  "Calibration: slow the head's steps by PCT percent (the run's --inject-slowdown)")
+      ->check(CLI::Range(0.0, 1000.0));
+  sub->add_option("--out-dir", f->out_dir, "Where session results, logs and gate.md/gate.json go (default results/gate/<UTC time>)");
+  sub->add_option("--markdown", f->markdown_path, "Write the verdict as Markdown (for a PR comment)");
+  sub->add_option("--json", f->json_path, "Write the verdict as JSON");
+  sub->add_option("--seed", f->seed, "Seed for block order and bootstrap")->capture_default_str();
+  return {sub, [f] { return run_gate(*f); }};
+}
+
+}  // namespace tipbench::cli

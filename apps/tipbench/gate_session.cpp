@@ -1,0 +1,142 @@
+#include "gate_session.h"
+
+#include "tipbench/gate/merge.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace tipbench::cli {
+
+namespace {
+
+std::string tail_of(const std::string& path, std::size_t chars) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  const std::string text = s.str();
+  return text.size() > chars ? text.substr(text.size() - chars) : text;
+}
+
+// Runs argv with stdout and stderr going to `log`; returns the exit status.
+int spawn_logged(const std::vector<std::string>& args, const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, copy[0].c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", args[0], std::strerror(rc)));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error("waitpid failed for " + args[0]);
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+}
+
+// mkdir -p (not std::filesystem: libtorch.so exports its own copies of those functions).
+void make_dirs(const std::string& dir) {
+  for (std::size_t at = dir.find('/', 1); ; at = dir.find('/', at + 1)) {
+    const std::string prefix = dir.substr(0, at);
+    if (!prefix.empty() && ::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw std::runtime_error(fmt::format("cannot create {}: {}", prefix, std::strerror(errno)));
+    }
+    if (at == std::string::npos) break;
+  }
+}
+
+bool is_numeric(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+bool is_executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+
+Result run_once(const std::string& binary, std::vector<std::string> args, const std::string& out,
+                const std::string& log) {
+  if (const auto slash = log.rfind('/'); slash != std::string::npos && slash > 0) make_dirs(log.substr(0, slash));
+  args.insert(args.begin(), {binary, "run"});
+  args.insert(args.end(), {"--out", out});
+  const int code = spawn_logged(args, log);
+  if (code != 0 && code != 1) {
+    throw std::runtime_error(fmt::format("`{} run` exited with {} (log: {}):\n{}", binary, code, log, tail_of(log, 1500)));
+  }
+  return read_result(out);
+}
+
+SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag) {
+  std::vector<Result> base_blocks;
+  std::vector<Result> head_blocks;
+  for (int block = 0; block < plan.blocks; ++block) {
+    // Which binary goes first in this block: shuffled from the seed, so neither side always
+    // inherits the other's warm caches or thermal state.
+    std::mt19937_64 rng(plan.seed * 1000003u + static_cast<std::uint64_t>(block));
+    const bool head_first = (rng() & 1u) != 0;
+    const auto started = std::chrono::steady_clock::now();
+    for (int k = 0; k < 2; ++k) {
+      const bool head = (k == 0) == head_first;
+      auto args = head ? plan.head_args : plan.base_args;
+      args.insert(args.end(), {"--blocks", "1", "--seed", std::to_string(plan.seed + static_cast<std::uint64_t>(block))});
+      const std::string stem = fmt::format("{}/{}-{}-block{:03}", plan.work_dir, tag, head ? "head" : "base", block);
+      Result r = run_once(head ? plan.head_binary : plan.base_binary, args, stem + ".json", stem + ".log");
+      (head ? head_blocks : base_blocks).push_back(std::move(r));
+    }
+    fmt::print(stderr, "gate {}: block {}/{} done ({} first, {:.1f} s)\n", tag, block + 1, plan.blocks,
+               head_first ? "head" : "base",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  return {gate::merge_blocks(base_blocks), gate::merge_blocks(head_blocks)};
+}
+
+std::vector<std::string> strip_selection(const std::vector<std::string>& args) {
+  static const std::set<std::string> with_value{"--suite", "--model", "--batch-size", "--out", "--seed", "--blocks"};
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    const auto eq = a.find('=');
+    if (eq != std::string::npos && with_value.contains(a.substr(0, eq))) continue;
+    if (with_value.contains(a)) {
+      ++i;  // and its value
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+std::vector<std::string> select_case(const Result& result, const gate::CellKey& key) {
+  std::vector<std::string> args{"--suite", key.suite};
+  for (const auto& suite : result.suites) {
+    for (const auto& c : suite.cases) {
+      if (c.name != key.case_name) continue;
+      for (const auto& [name, value] : c.params) {
+        if (name == "model") args.insert(args.end(), {"--model", value});
+        if (name == "batch" && is_numeric(value)) args.insert(args.end(), {"--batch-size", value});
+      }
+    }
+  }
+  return args;
+}
+
+}  // namespace tipbench::cli

@@ -1,0 +1,47 @@
+// Internal to the CLI: the gate's measurements by child processes. An interleaved session runs
+// two binaries alternately, one block at a time (`run --blocks 1`, order shuffled per block), so
+// block i of head pairs with block i of base; re-measurements run only the flagged cases.
+#pragma once
+
+#include "tipbench/gate/cells.h"
+#include "tipbench/result.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tipbench::cli {
+
+struct SessionPlan {
+  std::string base_binary;
+  std::string head_binary;
+  // `run` arguments per side (suites, device, --quick, ...; the head may add the calibration knob),
+  // without --blocks/--seed/--out, which the session sets.
+  std::vector<std::string> base_args;
+  std::vector<std::string> head_args;
+  int blocks = 8;
+  std::uint64_t seed = 0;
+  std::string work_dir;  // per-block results and logs
+};
+
+struct SessionResult {
+  Result base;
+  Result head;
+};
+
+// Throws std::runtime_error when a child cannot start or exits with anything but 0 or 1 (1: an
+// arm failed, which the result records); the message names its log file.
+SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag);
+
+// One `run` of one binary with these args plus --out; returns the result. Same errors.
+Result run_once(const std::string& binary, std::vector<std::string> args, const std::string& out,
+                const std::string& log);
+
+// args without --suite/--model/--batch-size/--out/--seed/--blocks and their values.
+std::vector<std::string> strip_selection(const std::vector<std::string>& args);
+// --suite S [--model M] [--batch-size B] selecting one case (from its params).
+std::vector<std::string> select_case(const Result& result, const gate::CellKey& key);
+
+bool is_executable(const std::string& path);
+
+}  // namespace tipbench::cli

@@ -1,0 +1,142 @@
+// `tipbench report RUN.json [MORE.json ...] [--baseline B.json] [--history DIR] --out DIR`: a
+// self-contained HTML report (Chart.js inlined), a Markdown summary for PR comments, and/or
+// Google Benchmark JSON per run (--format gbench) for google/benchmark's tools/compare.py.
+#include "tipbench/commands.h"
+
+#include "tipbench/atomic_file.h"
+#include "tipbench/exit_codes.h"
+#include "tipbench/gate/baseline_store.h"
+#include "tipbench/reports/comparison_report.h"
+#include "tipbench/reports/gbench.h"
+#include "tipbench/reports/html_report.h"
+
+#include <dirent.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+namespace tipbench::cli {
+
+namespace {
+
+struct ReportFlags {
+  std::vector<std::string> files;
+  std::string baseline;
+  std::string history_dir;
+  std::string out_dir;
+  std::vector<std::string> formats{"html", "markdown"};
+  std::string chartjs = reports::kDefaultChartJs;
+  std::string title = "tipbench report";
+  bool paired = false;
+  double threshold_pct = 3;
+};
+
+std::string label_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A file name from a run's label: lower-case, unsafe characters as '-'.
+std::string stem_of(const std::string& label) {
+  std::string s = label.size() > 5 && label.substr(label.size() - 5) == ".json" ? label.substr(0, label.size() - 5) : label;
+  for (char& c : s) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!gate::is_safe_name(std::string(1, c))) c = '-';
+  }
+  return gate::is_safe_name(s) ? s : "run";
+}
+
+// Every result file directly in dir, readable ones only (a history dir may hold other files).
+std::vector<reports::NamedRun> load_history(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) throw InputError(dir + ": cannot open the history directory");
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  std::vector<reports::NamedRun> runs;
+  for (const auto& n : names) {
+    try {
+      runs.push_back({n, read_result(dir + "/" + n)});
+    } catch (const InputError& e) {
+      fmt::print(stderr, "warning: history: skipping {}\n", e.what());
+    }
+  }
+  return runs;
+}
+
+int run_report(const ReportFlags& f) {
+  const std::set<std::string> formats(f.formats.begin(), f.formats.end());
+  const bool all = formats.contains("all");
+  std::vector<reports::NamedRun> runs;
+  std::vector<reports::NamedRun> history;
+  std::string chartjs;
+  reports::HtmlOptions options{.title = f.title, .practical_threshold = f.threshold_pct / 100, .paired = f.paired};
+  try {
+    if (!f.baseline.empty()) {
+      runs.push_back({"baseline " + label_of(f.baseline), read_result(f.baseline)});
+      options.primary = 1;
+    }
+    for (const auto& path : f.files) runs.push_back({label_of(path), read_result(path)});
+    if (!f.history_dir.empty()) history = load_history(f.history_dir);
+    if (all || formats.contains("html")) chartjs = reports::read_chartjs(f.chartjs);
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  }
+  const gate::CompareOptions compare{.paired = f.paired, .practical_threshold = f.threshold_pct / 100};
+  try {
+    if (all || formats.contains("html")) {
+      const auto model = reports::report_model(runs, history, options);
+      const std::string path = f.out_dir + "/report.html";
+      write_file_atomically(path, reports::render_html(model, runs, chartjs));
+      fmt::print("wrote {} ({} charts)\n", path, model.at("charts").size());
+    }
+    if (all || formats.contains("markdown")) {
+      const std::string path = f.out_dir + "/summary.md";
+      const std::string md = runs.size() >= 2 ? reports::comparison_markdown(runs, compare) : reports::run_markdown(runs[0]);
+      write_file_atomically(path, md);
+      fmt::print("wrote {}\n", path);
+    }
+    if (all || formats.contains("gbench")) {
+      for (const auto& r : runs) {
+        const std::string path = f.out_dir + "/" + stem_of(r.label) + ".gbench.json";
+        write_file_atomically(path, reports::to_gbench_json(r.result).dump(2) + "\n");
+        fmt::print("wrote {}\n", path);
+      }
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: cannot write the report: {}\n", e.what());
+    return exit_code::internal;
+  }
+  return exit_code::ok;
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("report", "Write an HTML report (charts), a Markdown summary and/or Google Benchmark JSON");
+  auto f = std::make_shared<ReportFlags>();
+  sub->add_option("files", f->files, "Result file(s): the run to report, then more runs to compare with it")
+      ->required()->check(CLI::ExistingFile);
+  sub->add_option("--baseline", f->baseline, "A baseline result: the report shows the runs' change against it")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--history", f->history_dir, "A directory of earlier results (e.g. results/baselines/<slug>) for trend charts")
+      ->check(CLI::ExistingDirectory);
+  sub->add_option("--out", f->out_dir, "Output directory (created)")->required();
+  sub->add_option("--format", f->formats, "html, markdown, gbench or all (repeatable; default html and markdown)")
+      ->check(CLI::IsMember({"html", "markdown", "gbench", "all"}));
+  sub->add_option("--chartjs", f->chartjs, "Chart.js UMD bundle to inline (Debian: libjs-chart.js)")->capture_default_str();
+  sub->add_option("--title", f->title, "Page title")->capture_default_str();
+  sub->add_flag("--paired", f->paired, "The runs come from one interleaved session: pair blocks by index");
+  sub->add_option("--threshold", f->threshold_pct, "Practical threshold of a verdict, in percent")
+      ->check(CLI::Range(0.01, 100.0))->capture_default_str();
+  return {sub, [f] { return run_report(*f); }};
+}
+
+}  // namespace tipbench::cli

@@ -1,0 +1,59 @@
+// Two runs, cell by cell: each side's median with a 95% interval and the candidate/reference
+// ratio with a 95% interval and a p-value. Stored runs are unpaired (independent bootstraps of
+// each side's blocks); runs from one interleaved session pair block by block. Example:
+//   auto rc = tipbench::gate::compare_runs(base, head, {.paired = false});
+//   for (const auto& c : rc.cells) c.test.estimate.ratio;
+#pragma once
+
+#include "tipbench/gate/cells.h"
+#include "tipbench/stats.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tipbench::gate {
+
+// A bootstrap needs a few values to resample: fewer per side (or paired blocks) and the cell is
+// reported as not comparable instead of getting a made-up interval.
+inline constexpr std::size_t kMinBlocks = 3;
+
+struct CompareOptions {
+  bool paired = false;  // blocks pair across the runs (same index = same interleaved block)
+  std::size_t resamples = 2000;
+  double confidence = 0.95;
+  std::uint64_t seed = 0;
+  double practical_threshold = 0.03;  // for the verdict
+};
+
+struct CellComparison {
+  CellKey key;
+  bool paired = false;
+  stats::MedianInterval reference;
+  stats::MedianInterval candidate;
+  stats::RatioTest test;  // candidate / reference
+  // The noise the comparison has to beat: unpaired, the larger between-block CV of the two
+  // sides; paired, the CV of the per-block ratios (drift common to a block cancels).
+  double cv = 0;
+  stats::Verdict verdict = stats::Verdict::no_significant_difference;
+  double delta() const { return test.estimate.ratio - 1; }  // relative change, candidate vs reference
+};
+
+struct RunComparison {
+  std::vector<CellComparison> cells;
+  std::vector<CellKey> only_in_reference;
+  std::vector<CellKey> only_in_candidate;
+  std::vector<CellKey> too_few_blocks;
+  std::string reference_slug;
+  std::string candidate_slug;
+  std::vector<std::string> fingerprint_differences;  // field names, empty when identical
+};
+
+// nullopt when a side has fewer than kMinBlocks values (paired: common blocks).
+std::optional<CellComparison> compare_cell(const Cell& reference, const Cell& candidate,
+                                           const CompareOptions& options);
+RunComparison compare_runs(const Result& reference, const Result& candidate,
+                           const CompareOptions& options);
+
+}  // namespace tipbench::gate

@@ -1,0 +1,36 @@
+// The gate's thresholds: which metrics are gated, the practical threshold of each (per suite
+// where a suite needs its own), and the family-wise false-alarm rate. Committed as JSON
+// (ci/gate-thresholds.json); unknown keys are an error. Example:
+//   auto cfg = tipbench::gate::read_gate_config("ci/gate-thresholds.json");   // throws InputError
+//   std::optional<double> t = cfg.threshold_for("zero_grad", "throughput_samples_per_s");  // 0.03
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tipbench::gate {
+
+struct GateConfig {
+  double alpha = 0.05;  // family-wise error rate over all checks of one gate (Holm)
+  // metric -> practical threshold (a fraction, 0.03 = 3%); a metric not listed is not gated.
+  std::map<std::string, double> metrics{{"throughput_samples_per_s", 0.03}};
+  // suite -> metric -> threshold: overrides `metrics` for that suite. A threshold of 0 there
+  // turns the metric off for the suite.
+  std::map<std::string, std::map<std::string, double>> suites;
+
+  // nullopt: the metric is not gated for this suite.
+  std::optional<double> threshold_for(const std::string& suite, const std::string& metric) const;
+  std::vector<std::string> suite_names() const;
+};
+
+// Percent in the file ("threshold_pct"), fractions in memory. Throws InputError naming the file
+// and the offending key on anything unexpected.
+GateConfig parse_gate_config(const nlohmann::json& j, const std::string& origin);
+GateConfig read_gate_config(const std::string& path);
+nlohmann::json gate_config_to_json(const GateConfig& config);
+
+}  // namespace tipbench::gate

@@ -1,0 +1,114 @@
+#include "tipbench/gate/baseline_store.h"
+
+#include "tipbench/atomic_file.h"
+#include "tipbench/result.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace tipbench::gate {
+
+namespace {
+
+// opendir/readdir rather than std::filesystem: the tipbench binary also loads libtorch.so,
+// which exports its own copies of the std::filesystem functions.
+std::vector<std::string> entries(const std::string& dir, bool directories) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.empty() || name[0] == '.') continue;
+      struct stat st {};
+      if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
+      if (S_ISDIR(st.st_mode) == directories) names.push_back(name);
+    }
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+StoredBaseline describe(const Result& r, const std::string& path, const std::string& slug,
+                        const std::string& name) {
+  StoredBaseline b{path, slug, name, r.context.timestamp_utc, r.context.git.sha, r.context.device, {}};
+  for (const auto& s : r.suites) b.suites.push_back(s.name);
+  return b;
+}
+
+}  // namespace
+
+bool is_safe_name(const std::string& name) {
+  if (name.empty() || name[0] == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+  });
+}
+
+std::string save_baseline(const std::string& run_path, const std::string& dir, const std::string& name,
+                          bool force) {
+  if (!is_safe_name(name)) {
+    throw InputError(fmt::format("baseline name '{}': use lower-case letters, digits, '.', '_' and '-'", name));
+  }
+  const Result r = read_result(run_path);  // throws InputError on anything malformed
+  if (r.context.settings.inject_slowdown_pct > 0) {
+    throw InputError(fmt::format("{}: made with --inject-slowdown {:g}: an injected run is never a baseline",
+                                 run_path, r.context.settings.inject_slowdown_pct));
+  }
+  const std::string& slug = r.context.fingerprint_slug;
+  if (!is_safe_name(slug)) throw InputError(fmt::format("{}: fingerprint slug '{}' is not a safe directory name", run_path, slug));
+  if (r.suites.empty()) throw InputError(run_path + ": the run has no suites");
+  const std::string path = dir + "/" + slug + "/" + name + ".json";
+  if (exists(path) && !force) {
+    throw InputError(path + " exists: pass --force to replace it (or --name to store another)");
+  }
+  write_file_atomically(path, read_all(run_path));
+  return path;
+}
+
+std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<std::string>* unreadable) {
+  std::vector<StoredBaseline> out;
+  for (const auto& slug : entries(dir, true)) {
+    for (const auto& file : entries(dir + "/" + slug, false)) {
+      if (file.size() <= 5 || file.substr(file.size() - 5) != ".json") continue;
+      const std::string path = dir + "/" + slug + "/" + file;
+      try {
+        out.push_back(describe(read_result(path), path, slug, file.substr(0, file.size() - 5)));
+      } catch (const std::exception& e) {
+        if (unreadable) unreadable->push_back(e.what());
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.slug != b.slug ? a.slug < b.slug : a.timestamp_utc < b.timestamp_utc;
+  });
+  return out;
+}
+
+std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug) {
+  std::optional<StoredBaseline> best;
+  for (auto& b : list_baselines(dir)) {
+    if (b.slug == slug && (!best || b.timestamp_utc >= best->timestamp_utc)) best = std::move(b);
+  }
+  return best;
+}
+
+}  // namespace tipbench::gate

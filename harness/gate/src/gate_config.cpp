@@ -1,0 +1,116 @@
+#include "tipbench/gate/gate_config.h"
+
+#include "tipbench/gate/cells.h"
+#include "tipbench/result.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
+
+namespace tipbench::gate {
+
+namespace {
+
+// {"throughput_samples_per_s": {"threshold_pct": 3}, ...} -> metric -> fraction.
+std::map<std::string, double> parse_metrics(const nlohmann::json& j, const std::string& where,
+                                            const std::string& origin) {
+  if (!j.is_object()) throw InputError(fmt::format("{}: {} must be an object", origin, where));
+  std::map<std::string, double> out;
+  for (const auto& [metric, spec] : j.items()) {
+    if (!is_known_metric(metric)) {
+      throw InputError(fmt::format("{}: {}: unknown metric '{}'; valid: {}", origin, where, metric,
+                                   fmt::join(known_metrics(), ", ")));
+    }
+    if (!spec.is_object()) {
+      throw InputError(fmt::format("{}: {}.{} must be an object like {{\"threshold_pct\": 3}}", origin,
+                                   where, metric));
+    }
+    for (const auto& [key, value] : spec.items()) {
+      if (key != "threshold_pct") {
+        throw InputError(fmt::format("{}: {}.{}: unknown key '{}'; valid: threshold_pct", origin, where,
+                                     metric, key));
+      }
+      if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 100) {
+        throw InputError(fmt::format("{}: {}.{}.threshold_pct must be a number in [0, 100]", origin,
+                                     where, metric));
+      }
+    }
+    if (!spec.contains("threshold_pct")) {
+      throw InputError(fmt::format("{}: {}.{} needs \"threshold_pct\"", origin, where, metric));
+    }
+    out[metric] = spec.at("threshold_pct").get<double>() / 100;
+  }
+  return out;
+}
+
+nlohmann::json metrics_to_json(const std::map<std::string, double>& metrics) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [metric, fraction] : metrics) j[metric] = {{"threshold_pct", 100 * fraction}};
+  return j;
+}
+
+}  // namespace
+
+std::optional<double> GateConfig::threshold_for(const std::string& suite,
+                                                const std::string& metric) const {
+  if (auto s = suites.find(suite); s != suites.end()) {
+    if (auto m = s->second.find(metric); m != s->second.end()) {
+      return m->second > 0 ? std::optional<double>(m->second) : std::nullopt;
+    }
+  }
+  if (auto m = metrics.find(metric); m != metrics.end() && m->second > 0) return m->second;
+  return std::nullopt;
+}
+
+std::vector<std::string> GateConfig::suite_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, metrics] : suites) names.push_back(name);
+  return names;
+}
+
+GateConfig parse_gate_config(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw InputError(origin + ": the gate config must be a JSON object");
+  GateConfig config;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "description") {
+      if (!value.is_string()) throw InputError(origin + ": description must be a string");
+    } else if (key == "alpha") {
+      if (!value.is_number() || !(value.get<double>() > 0 && value.get<double>() < 1)) {
+        throw InputError(origin + ": alpha must be a number in (0, 1)");
+      }
+      config.alpha = value.get<double>();
+    } else if (key == "metrics") {
+      config.metrics = parse_metrics(value, "metrics", origin);
+    } else if (key == "suites") {
+      if (!value.is_object()) throw InputError(origin + ": suites must be an object");
+      for (const auto& [suite, metrics] : value.items()) {
+        config.suites[suite] = parse_metrics(metrics, "suites." + suite, origin);
+      }
+    } else {
+      throw InputError(fmt::format("{}: unknown key '{}'; valid: description, alpha, metrics, suites",
+                                   origin, key));
+    }
+  }
+  return config;
+}
+
+GateConfig read_gate_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the gate config");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+  return parse_gate_config(j, path);
+}
+
+nlohmann::json gate_config_to_json(const GateConfig& config) {
+  nlohmann::json suites = nlohmann::json::object();
+  for (const auto& [suite, metrics] : config.suites) suites[suite] = metrics_to_json(metrics);
+  return {{"alpha", config.alpha}, {"metrics", metrics_to_json(config.metrics)}, {"suites", suites}};
+}
+
+}  // namespace tipbench::gate

@@ -1,0 +1,57 @@
+#include "slowdown.h"
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tipbench::detail {
+
+namespace {
+
+// Spin-kernel cycles per millisecond on this device, measured with events: the SM clock under
+// load is what the kernel counts, and it differs from the nominal clock rate.
+double cuda_cycles_per_ms(const c10::Device& device) {
+  constexpr std::int64_t kProbeCycles = 10'000'000;
+  auto stream = c10::cuda::getCurrentCUDAStream(device.has_index() ? device.index() : -1);
+  at::cuda::CUDAEvent start(cudaEventDefault);
+  at::cuda::CUDAEvent stop(cudaEventDefault);
+  at::cuda::sleep(kProbeCycles / 10);  // first launch loads the kernel
+  start.record(stream);
+  at::cuda::sleep(kProbeCycles);
+  stop.record(stream);
+  stop.synchronize();
+  const double ms = start.elapsed_time(stop);
+  return ms > 0 ? static_cast<double>(kProbeCycles) / ms : 0;
+}
+
+}  // namespace
+
+SlowdownInjector::SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s)
+    : device_(device), fraction_(std::max(0.0, pct) / 100) {
+  if (fraction_ > 0 && device_.is_cuda()) {
+    const double delay_ms = fraction_ * warmup_step_s * 1000;
+    cuda_cycles_ = static_cast<std::int64_t>(std::llround(delay_ms * cuda_cycles_per_ms(device_)));
+  }
+}
+
+void SlowdownInjector::before_step() {
+  if (fraction_ > 0 && !device_.is_cuda()) step_started_ = Clock::now();
+}
+
+void SlowdownInjector::after_step() {
+  if (fraction_ <= 0) return;
+  if (device_.is_cuda()) {
+    if (cuda_cycles_ > 0) at::cuda::sleep(cuda_cycles_);
+    return;
+  }
+  // CPU ops are synchronous: the step's own duration is known here, so the delay scales with it.
+  const auto step = Clock::now() - step_started_;
+  const auto until = step_started_ + std::chrono::duration_cast<Clock::duration>(step * (1 + fraction_));
+  while (Clock::now() < until) {
+  }
+}
+
+}  // namespace tipbench::detail

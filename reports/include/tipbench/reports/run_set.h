@@ -1,0 +1,28 @@
+// Several runs side by side: the first is the reference the others are compared with.
+//   std::vector<NamedRun> runs{{"base", tipbench::read_result(a)}, {"head", tipbench::read_result(b)}};
+//   auto cmp = compare_to_reference(runs, {.practical_threshold = 0.03});
+#pragma once
+
+#include "tipbench/gate/compare.h"
+#include "tipbench/result.h"
+
+#include <string>
+#include <vector>
+
+namespace tipbench::reports {
+
+struct NamedRun {
+  std::string label;  // what tables call the run (usually the file name)
+  Result result;
+};
+
+// One RunComparison per run after the first, each against the first.
+std::vector<gate::RunComparison> compare_to_reference(const std::vector<NamedRun>& runs,
+                                                      const gate::CompareOptions& options);
+
+// "390.9/s" for throughput, "1.5 MiB" for memory.
+std::string format_metric_value(const std::string& metric, double value);
+// "+2.6% [+1.0%, +4.1%]"
+std::string format_delta(const gate::CellComparison& c);
+
+}  // namespace tipbench::reports

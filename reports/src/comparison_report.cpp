@@ -1,0 +1,216 @@
+#include "tipbench/reports/comparison_report.h"
+
+#include "tipbench/reports/escape.h"
+#include "tipbench/reports/format.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace tipbench::reports {
+
+namespace {
+
+using gate::CellComparison;
+using gate::CellKey;
+
+std::string run_letter(std::size_t i) {
+  return i < 26 ? std::string(1, static_cast<char>('A' + i)) : fmt::format("R{}", i + 1);
+}
+
+// Everything the tables need, gathered once: cells in the order the runs list them, each run's
+// median with its interval, and each later run's comparison with the first.
+struct Table {
+  std::vector<CellKey> keys;
+  std::vector<std::map<CellKey, stats::MedianInterval>> values;       // per run
+  std::vector<std::map<CellKey, CellComparison>> changes;            // per run (index 0 empty)
+  std::vector<gate::RunComparison> comparisons;                      // per later run
+};
+
+Table gather(const std::vector<NamedRun>& runs, const gate::CompareOptions& options) {
+  Table t;
+  t.values.resize(runs.size());
+  t.changes.resize(runs.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    for (const auto& cell : gate::extract_cells(runs[r].result)) {
+      if (std::find(t.keys.begin(), t.keys.end(), cell.key) == t.keys.end()) t.keys.push_back(cell.key);
+      t.values[r][cell.key] = stats::median_interval(cell.values(), {.resamples = options.resamples,
+                                                                      .confidence = options.confidence,
+                                                                      .seed = options.seed});
+    }
+  }
+  t.comparisons = compare_to_reference(runs, options);
+  for (std::size_t r = 1; r < runs.size(); ++r) {
+    for (const auto& c : t.comparisons[r - 1].cells) t.changes[r][c.key] = c;
+  }
+  return t;
+}
+
+std::string value_text(const std::string& metric, const stats::MedianInterval& v) {
+  return fmt::format("{} [{}, {}]", format_metric_value(metric, v.median), format_metric_value(metric, v.ci_low),
+                     format_metric_value(metric, v.ci_high));
+}
+
+bool noisy(const CellComparison& c, double threshold) { return c.cv > threshold / 2; }
+
+std::string verdict_text(const CellComparison& c, double threshold) {
+  return std::string(stats::to_string(c.verdict)) + (noisy(c, threshold) ? " [noisy]" : "");
+}
+
+// Positive = worse, in the metric's own direction.
+double badness(const CellComparison& c) {
+  return gate::higher_is_better(c.key.metric) ? -c.delta() : c.delta();
+}
+
+std::string run_line(std::size_t i, const NamedRun& run, const std::vector<NamedRun>& runs) {
+  const auto& ctx = run.result.context;
+  std::string line = fmt::format("{}  {}  {}  {}  {}  git {}{}", run_letter(i), run.label, ctx.fingerprint_slug,
+                                 ctx.device, ctx.timestamp_utc, ctx.git.sha.empty() ? "-" : ctx.git.sha.substr(0, 12),
+                                 ctx.git.dirty ? " (dirty)" : "");
+  if (i > 0) {
+    const auto diffs = fingerprint_differences(runs.front().result.context.fingerprint, ctx.fingerprint);
+    if (!diffs.empty()) {
+      std::string fields;
+      for (const auto& d : diffs) fields += (fields.empty() ? "" : ", ") + d;
+      line += "  [DIFFERENT FINGERPRINT than A: " + fields + "]";
+    }
+  }
+  if (ctx.settings.inject_slowdown_pct > 0) {
+    line += fmt::format("  [INJECTED SLOWDOWN {:g}%: not a real measurement]", ctx.settings.inject_slowdown_pct);
+  }
+  return line;
+}
+
+}  // namespace
+
+void print_comparison(const std::vector<NamedRun>& runs, const gate::CompareOptions& options, std::FILE* out) {
+  const Table t = gather(runs, options);
+  fmt::print(out, "Runs ({} is the reference; changes are against it, {} paired):\n", run_letter(0),
+             options.paired ? "blocks" : "not");
+  for (std::size_t i = 0; i < runs.size(); ++i) fmt::print(out, "  {}\n", run_line(i, runs[i], runs));
+  std::string current_case;
+  for (const auto& key : t.keys) {
+    const std::string arm = key.case_name + "/arm:" + key.arm;
+    if (arm != current_case) {
+      fmt::print(out, "\n{}\n", arm);
+      current_case = arm;
+    }
+    fmt::print(out, "  {}\n", key.metric == gate::kThroughput ? "throughput" : key.metric);
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      auto v = t.values[r].find(key);
+      if (v == t.values[r].end()) {
+        fmt::print(out, "    {}  -\n", run_letter(r));
+        continue;
+      }
+      std::string change;
+      if (auto c = t.changes[r].find(key); c != t.changes[r].end()) {
+        change = fmt::format("   {}  {}", format_delta(c->second), verdict_text(c->second, options.practical_threshold));
+      } else if (r > 0) {
+        change = "   (not comparable: too few blocks or absent in A)";
+      }
+      fmt::print(out, "    {}  {}{}\n", run_letter(r), value_text(key.metric, v->second), change);
+    }
+  }
+  fmt::print(out, "\nValues: median over blocks [95% bootstrap interval]. Changes: ratio of medians to {} "
+             "[95% interval], a verdict needs the interval to exclude 0 and at least {:g}%.\n",
+             run_letter(0), 100 * options.practical_threshold);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto banner = injected_slowdown_banner(runs[i].result);
+    if (!banner.empty()) fmt::print(out, "{}: {}\n", run_letter(i), banner);
+  }
+}
+
+std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::CompareOptions& options) {
+  const Table t = gather(runs, options);
+  std::string md = "### tipbench comparison\n\n| run | file | fingerprint | device | time (UTC) | git |\n|---|---|---|---|---|---|\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& ctx = runs[i].result.context;
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", run_letter(i), markdown_escape(runs[i].label),
+                      markdown_escape(ctx.fingerprint_slug), markdown_escape(ctx.device),
+                      markdown_escape(ctx.timestamp_utc), markdown_escape(ctx.git.sha.substr(0, 12)));
+  }
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const auto diffs = fingerprint_differences(runs.front().result.context.fingerprint, runs[i].result.context.fingerprint);
+    if (!diffs.empty()) {
+      std::string fields;
+      for (const auto& d : diffs) fields += (fields.empty() ? "" : ", ") + d;
+      md += fmt::format("\n> **{} ran on a different fingerprint than A**: {}\n", run_letter(i), markdown_escape(fields));
+    }
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto banner = injected_slowdown_banner(runs[i].result);
+    if (!banner.empty()) md += fmt::format("\n> **{}**: {}\n", run_letter(i), markdown_escape(banner));
+  }
+  // Worst change first: the largest bad-direction change over the later runs.
+  std::vector<std::pair<double, CellKey>> order;
+  for (const auto& key : t.keys) {
+    double worst = -1e9;
+    for (std::size_t r = 1; r < runs.size(); ++r) {
+      if (auto c = t.changes[r].find(key); c != t.changes[r].end()) worst = std::max(worst, badness(c->second));
+    }
+    order.emplace_back(worst, key);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  md += "\n| cell | metric |";
+  std::string rule = "\n|---|---|";
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    md += fmt::format(" {} |", run_letter(r));
+    rule += "---:|";
+    if (r > 0) {
+      md += fmt::format(" Δ {} vs A (95% CI) | verdict |", run_letter(r));
+      rule += "---:|---|";
+    }
+  }
+  md += rule + "\n";
+  for (const auto& [worst, key] : order) {
+    md += fmt::format("| {} | {} |", markdown_escape(key.case_name + "/arm:" + key.arm),
+                      key.metric == gate::kThroughput ? "throughput" : markdown_escape(key.metric));
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      auto v = t.values[r].find(key);
+      md += v == t.values[r].end() ? " - |" : fmt::format(" {} |", format_metric_value(key.metric, v->second.median));
+      if (r == 0) continue;
+      if (auto c = t.changes[r].find(key); c != t.changes[r].end()) {
+        const bool bad = c->second.verdict == stats::Verdict::slower;
+        md += fmt::format(" {} | {}{}{} |", format_delta(c->second), bad ? "**" : "",
+                          verdict_text(c->second, options.practical_threshold), bad ? "**" : "");
+      } else {
+        md += " - | - |";
+      }
+    }
+    md += "\n";
+  }
+  md += fmt::format("\nMedian over blocks; Δ is the ratio of medians to A with a 95% {} bootstrap interval; a "
+                    "verdict needs the interval to exclude 0 and at least {:g}%. `[noisy]`: between-block CV "
+                    "above half that threshold.\n",
+                    options.paired ? "paired" : "unpaired", 100 * options.practical_threshold);
+  return md;
+}
+
+std::string run_markdown(const NamedRun& run) {
+  const auto& ctx = run.result.context;
+  std::string md = fmt::format("### tipbench run {}\n\n`{}` on {}, {} (git {})\n\n", markdown_escape(run.label),
+                               markdown_escape(ctx.fingerprint_slug), markdown_escape(ctx.device),
+                               markdown_escape(ctx.timestamp_utc), markdown_escape(ctx.git.sha.substr(0, 12)));
+  if (const auto banner = injected_slowdown_banner(run.result); !banner.empty()) md += "> **" + markdown_escape(banner) + "**\n\n";
+  std::vector<std::pair<std::string, const Comparison*>> rows;
+  for (const auto& suite : run.result.suites) {
+    for (const auto& c : suite.cases) {
+      for (const auto& cmp : c.comparisons) rows.emplace_back(c.name, &cmp);
+    }
+  }
+  // Worst first: the lowest throughput ratio, the highest memory ratio.
+  auto bad = [](const Comparison* c) { return c->metric == gate::kThroughput ? 1 - c->estimate.ratio : c->estimate.ratio - 1; };
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return bad(a.second) > bad(b.second); });
+  md += "| case | treatment vs baseline | metric | ratio [95% CI] | verdict |\n|---|---|---|---:|---|\n";
+  for (const auto& [name, c] : rows) {
+    md += fmt::format("| {} | {} vs {} | {} | {} | {}{} |\n", markdown_escape(name), markdown_escape(c->treatment),
+                      markdown_escape(c->baseline), metric_label(c->metric), ratio_with_ci(*c), stats::to_string(c->verdict),
+                      c->noisy ? " [noisy]" : "");
+  }
+  if (rows.empty()) md += "| - | no comparisons in this run | | | |\n";
+  return md;
+}
+
+}  // namespace tipbench::reports

@@ -1,0 +1,75 @@
+#include "tipbench/reports/gate_report.h"
+
+#include "tipbench/reports/escape.h"
+#include "tipbench/reports/run_set.h"
+
+#include <fmt/format.h>
+
+namespace tipbench::reports {
+
+namespace {
+
+std::string metric_name(const std::string& metric) {
+  return metric == gate::kThroughput ? "throughput" : metric;
+}
+
+std::string check_label(const gate::Check& c) {
+  return c.key.case_name + "/arm:" + c.key.arm + " " + metric_name(c.key.metric);
+}
+
+}  // namespace
+
+void print_gate_report(const gate::GateReport& report, const std::string& baseline_label,
+                       const std::string& current_label, std::FILE* out) {
+  fmt::print(out, "tipbench gate ({}): current {} vs baseline {}\n", report.mode, current_label, baseline_label);
+  for (const auto& n : report.notes) fmt::print(out, "note: {}\n", n);
+  fmt::print(out, "\nChecks ({}; threshold per metric, Holm over all checks):\n", report.checks.size());
+  for (const auto& c : report.checks) {
+    fmt::print(out, "  {:<12}  {}  (threshold {:g}%)\n    {}\n", gate::to_string(c.status), check_label(c),
+               100 * c.threshold, c.detail);
+  }
+  if (!report.problems.empty()) {
+    fmt::print(out, "\nProblems:\n");
+    for (const auto& p : report.problems) fmt::print(out, "  - {}\n", p);
+  }
+  if (!report.recommendations.empty()) {
+    fmt::print(out, "\nRecommendations:\n");
+    for (const auto& r : report.recommendations) fmt::print(out, "  - {}\n", r);
+  }
+  fmt::print(out, "\nResult is: {} (exit {})\n", gate::to_string(report.outcome), report.exit_code());
+}
+
+std::string gate_markdown(const gate::GateReport& report, const std::string& baseline_label,
+                          const std::string& current_label) {
+  const char* icon = report.outcome == gate::Outcome::pass ? "✅" : report.outcome == gate::Outcome::fail ? "❌" : "⚠️";
+  std::string md = fmt::format("### {} tipbench gate: **{}**\n\n{}: current `{}` vs baseline `{}`\n\n", icon,
+                               gate::to_string(report.outcome), markdown_escape(report.mode),
+                               markdown_escape(current_label), markdown_escape(baseline_label));
+  for (const auto& n : report.notes) md += "> " + markdown_escape(n) + "\n";
+  if (!report.notes.empty()) md += "\n";
+  md += "| status | cell | metric | Δ (95% CI) | p | threshold | detail |\n|---|---|---|---:|---:|---:|---|\n";
+  for (const auto& c : report.checks) {
+    std::string delta = "-";
+    std::string p = "-";
+    if (c.comparison) {
+      delta = format_delta(*c.comparison);
+      p = fmt::format("{:.4f}", c.comparison->test.p_value);
+    }
+    const bool bad = c.status == gate::CheckStatus::regression;
+    md += fmt::format("| {}{}{} | {} | {} | {} | {} | {:g}% | {} |\n", bad ? "**" : "", gate::to_string(c.status),
+                      bad ? "**" : "", markdown_escape(c.key.case_name + "/arm:" + c.key.arm),
+                      markdown_escape(metric_name(c.key.metric)), delta, p, 100 * c.threshold, markdown_escape(c.detail));
+  }
+  if (!report.problems.empty()) {
+    md += "\n**Problems**\n\n";
+    for (const auto& p : report.problems) md += "- " + markdown_escape(p) + "\n";
+  }
+  if (!report.recommendations.empty()) {
+    md += "\n**Recommendations**\n\n";
+    for (const auto& r : report.recommendations) md += "- " + markdown_escape(r) + "\n";
+  }
+  md += fmt::format("\nExit code {} (0 pass, 1 confirmed regression, 3 inconclusive). Worst first.\n", report.exit_code());
+  return md;
+}
+
+}  // namespace tipbench::reports

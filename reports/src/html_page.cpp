@@ -1,0 +1,125 @@
+// The report page: head, escaped summary tables, the model as JSON, Chart.js and the page script
+// inlined, so the file opens offline.
+#include "tipbench/reports/html_report.h"
+
+#include "html_script.h"
+#include "tipbench/reports/escape.h"
+#include "tipbench/reports/format.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace tipbench::reports {
+
+namespace {
+
+std::string run_table(const std::vector<NamedRun>& runs) {
+  std::string h = "<table><tr><th>run</th><th>fingerprint</th><th>device</th><th>time (UTC)</th><th>git</th>"
+                  "<th>tipbench</th><th>blocks</th></tr>\n";
+  for (const auto& r : runs) {
+    const auto& ctx = r.result.context;
+    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td class=num>{}</td></tr>\n",
+                     html_escape(r.label), html_escape(ctx.fingerprint_slug), html_escape(ctx.device),
+                     html_escape(ctx.timestamp_utc), html_escape(ctx.git.sha.substr(0, 12)),
+                     ctx.git.dirty ? " (dirty)" : "", html_escape(ctx.tipbench_version), ctx.settings.blocks);
+  }
+  return h + "</table>\n";
+}
+
+std::string warnings(const std::vector<NamedRun>& runs) {
+  std::string h;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto banner = injected_slowdown_banner(runs[i].result);
+    if (!banner.empty()) h += fmt::format("<p class=warn>{}: {}</p>\n", html_escape(runs[i].label), html_escape(banner));
+    if (i > 0) {
+      const auto diffs = fingerprint_differences(runs[0].result.context.fingerprint, runs[i].result.context.fingerprint);
+      if (!diffs.empty()) {
+        std::string fields;
+        for (const auto& d : diffs) fields += (fields.empty() ? "" : ", ") + d;
+        h += fmt::format("<p class=note>{} ran on a different fingerprint than {}: {}</p>\n", html_escape(runs[i].label),
+                         html_escape(runs[0].label), html_escape(fields));
+      }
+    }
+    for (const auto& w : runs[i].result.context.warnings) {
+      h += fmt::format("<p class=note>{}: warning: {}</p>\n", html_escape(runs[i].label), html_escape(w));
+    }
+  }
+  return h;
+}
+
+std::string arm_tables(const NamedRun& run) {
+  std::string h = fmt::format("<h2>Arms of {}</h2>\n", html_escape(run.label));
+  for (const auto& suite : run.result.suites) {
+    h += fmt::format("<h3>{}</h3><p class=note>{}</p>\n", html_escape(suite.name), html_escape(suite.description));
+    h += "<table><tr><th>arm</th><th>status</th><th>step ms (median)</th><th>p10-p90</th><th>samples/s</th>"
+         "<th>CV</th><th>peak memory</th></tr>\n";
+    for (const auto& c : suite.cases) {
+      for (const auto& arm : c.arms) {
+        if (arm.status != ArmStatus::ok) {
+          h += fmt::format("<tr><td>{}</td><td>{}</td><td colspan=5>{}</td></tr>\n", html_escape(arm.name),
+                           to_string(arm.status), html_escape(arm.reason));
+          continue;
+        }
+        const auto& s = arm.step_time_ms;
+        h += fmt::format(
+            "<tr><td>{}{}</td><td>ok</td><td class=num>{:.3f}</td><td class=num>{:.3f}-{:.3f}</td><td class=num>{:.1f}</td>"
+            "<td class=num>{}</td><td class=num>{}</td></tr>\n",
+            html_escape(arm.name), arm.baseline ? " (baseline)" : "", s.median, s.p10, s.p90,
+            arm.throughput_samples_per_s.median, percent(arm.throughput_samples_per_s.cv),
+            arm.peak_memory_bytes ? human_bytes(*arm.peak_memory_bytes) : "-");
+      }
+      for (const auto& cmp : c.comparisons) {
+        h += fmt::format("<tr><td colspan=7 class=note>{} vs {}: {} {} {}{}</td></tr>\n", html_escape(cmp.treatment),
+                         html_escape(cmp.baseline), html_escape(metric_label(cmp.metric)), ratio_with_ci(cmp),
+                         html_escape(verdict_label(cmp)), cmp.noisy ? " [noisy]" : "");
+      }
+    }
+    h += "</table>\n";
+    for (const auto& note : suite.notes) h += fmt::format("<p class=note>{}</p>\n", html_escape(note));
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string read_chartjs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw InputError(fmt::format("{}: Chart.js not found; install Debian's libjs-chart.js (apt-get install "
+                                 "libjs-chart.js, or scripts/bootstrap.sh) or pass --chartjs PATH",
+                                 path));
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  std::string js = s.str();
+  if (js.find("Chart") == std::string::npos) throw InputError(path + ": does not look like Chart.js");
+  // Inside <script>, only "</script" (and "<!--") could end or alter the element.
+  for (std::size_t at = js.find("</"); at != std::string::npos; at = js.find("</", at + 3)) js.replace(at, 2, "<\\/");
+  for (std::size_t at = js.find("<!--"); at != std::string::npos; at = js.find("<!--", at + 5)) js.replace(at, 4, "<\\!--");
+  return js;
+}
+
+std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>& runs,
+                        const std::string& chartjs_source) {
+  const std::string title = model.value("title", "tipbench report");
+  std::string h = "<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n";
+  h += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
+       "style-src 'unsafe-inline'; img-src data:\">\n";
+  h += fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", html_escape(title), detail::kReportStyle);
+  h += fmt::format("<h1>{}</h1>\n", html_escape(title));
+  h += warnings(runs);
+  h += "<h2>Runs</h2>\n" + run_table(runs);
+  h += "<h2>Charts</h2>\n<div id=charts></div>\n";
+  if (model.at("charts").empty()) h += "<p class=note>No chart has data in these runs.</p>\n";
+  for (const auto& r : runs) h += arm_tables(r);
+  h += "<p class=note>Throughput ratios are medians over blocks with 95% bootstrap intervals; see "
+       "docs/measurement.md and docs/reports.md in the tipbench repository.</p>\n";
+  h += "<script type=\"application/json\" id=\"tipbench-model\">" + json_for_script(model) + "</script>\n";
+  h += "<script>\n" + chartjs_source + "\n</script>\n";
+  h += "<script>" + std::string(detail::kReportScript) + "</script>\n</body>\n</html>\n";
+  return h;
+}
+
+}  // namespace tipbench::reports

@@ -1,0 +1,307 @@
+// The HTML report's chart data, from result documents only (see html_report.h for the kinds).
+#include "tipbench/reports/html_report.h"
+
+#include "tipbench/gate/cells.h"
+#include "tipbench/levels.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace tipbench::reports {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::optional<std::string> find_level(const Levels& levels, const std::string& key) {
+  for (const auto& [k, v] : levels) {
+    if (k == key) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> as_number(const std::string& s) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    return used == s.size() ? std::optional<double>(v) : std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+json nullable(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
+
+std::optional<double> mib(const ArmResult& arm) {
+  if (!arm.peak_memory_bytes) return std::nullopt;
+  return static_cast<double>(*arm.peak_memory_bytes) / (1024.0 * 1024.0);
+}
+
+// Per-tip speedup: every throughput comparison in the runs, one dataset per run.
+json speedup_chart(const std::vector<NamedRun>& runs) {
+  std::vector<std::string> labels;
+  std::vector<std::map<std::string, const Comparison*>> per_run(runs.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    for (const auto& suite : runs[r].result.suites) {
+      for (const auto& c : suite.cases) {
+        for (const auto& cmp : c.comparisons) {
+          if (cmp.metric != gate::kThroughput) continue;
+          const std::string label = fmt::format("{} {} vs {}", c.name, cmp.treatment, cmp.baseline);
+          if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+          per_run[r][label] = &cmp;
+        }
+      }
+    }
+  }
+  if (labels.empty()) return nullptr;
+  json datasets = json::array();
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    json values = json::array(), low = json::array(), high = json::array();
+    for (const auto& l : labels) {
+      auto it = per_run[r].find(l);
+      values.push_back(it == per_run[r].end() ? json(nullptr) : json(it->second->estimate.ratio));
+      low.push_back(it == per_run[r].end() ? json(nullptr) : json(it->second->estimate.ci_low));
+      high.push_back(it == per_run[r].end() ? json(nullptr) : json(it->second->estimate.ci_high));
+    }
+    datasets.push_back({{"label", runs[r].label}, {"values", values}, {"low", low}, {"high", high}});
+  }
+  return {{"kind", "bars_ci"},
+          {"id", "speedup"},
+          {"title", "Per-tip speedup: throughput of each treatment / its baseline arm (95% CI)"},
+          {"value_label", "throughput ratio (x)"},
+          {"reference", 1.0},
+          {"labels", labels},
+          {"datasets", datasets}};
+}
+
+// Change of each later run against the first, per throughput cell.
+json change_chart(const std::vector<NamedRun>& runs, const HtmlOptions& options) {
+  if (runs.size() < 2) return nullptr;
+  const auto comparisons =
+      compare_to_reference(runs, {.paired = options.paired, .practical_threshold = options.practical_threshold});
+  std::vector<gate::CellKey> keys;
+  for (const auto& rc : comparisons) {
+    for (const auto& c : rc.cells) {
+      if (c.key.metric == gate::kThroughput && std::find(keys.begin(), keys.end(), c.key) == keys.end()) {
+        keys.push_back(c.key);
+      }
+    }
+  }
+  if (keys.empty()) return nullptr;
+  json labels = json::array();
+  for (const auto& k : keys) labels.push_back(k.case_name + "/arm:" + k.arm);
+  json datasets = json::array();
+  for (std::size_t r = 0; r < comparisons.size(); ++r) {
+    json values = json::array(), low = json::array(), high = json::array();
+    for (const auto& k : keys) {
+      auto it = std::find_if(comparisons[r].cells.begin(), comparisons[r].cells.end(),
+                             [&](const auto& c) { return c.key == k; });
+      const bool found = it != comparisons[r].cells.end();
+      values.push_back(found ? json(100 * (it->test.estimate.ratio - 1)) : json(nullptr));
+      low.push_back(found ? json(100 * (it->test.estimate.ci_low - 1)) : json(nullptr));
+      high.push_back(found ? json(100 * (it->test.estimate.ci_high - 1)) : json(nullptr));
+    }
+    datasets.push_back({{"label", runs[r + 1].label + " vs " + runs[0].label},
+                        {"values", values}, {"low", low}, {"high", high}});
+  }
+  return {{"kind", "bars_ci"},
+          {"id", "change"},
+          {"title", fmt::format("Throughput change vs {} (%, 95% CI)", runs[0].label)},
+          {"value_label", "change in throughput (%)"},
+          {"reference", 0.0},
+          {"labels", labels},
+          {"datasets", datasets}};
+}
+
+// A case whose arms set the same two factors, each with at least two levels.
+void heatmaps(const NamedRun& run, json& charts) {
+  for (const auto& suite : run.result.suites) {
+    for (const auto& c : suite.cases) {
+      std::map<std::pair<std::string, std::string>, int> pairs;
+      for (const auto& arm : c.arms) {
+        if (arm.levels.size() == 2) ++pairs[{arm.levels[0].first, arm.levels[1].first}];
+      }
+      for (const auto& [factors, count] : pairs) {
+        if (count < 4) continue;
+        std::vector<std::string> xs, ys;
+        json cells = json::array();
+        for (const auto& arm : c.arms) {
+          const auto x = find_level(arm.levels, factors.first);
+          const auto y = find_level(arm.levels, factors.second);
+          if (arm.levels.size() != 2 || !x || !y) continue;
+          if (std::find(xs.begin(), xs.end(), *x) == xs.end()) xs.push_back(*x);
+          if (std::find(ys.begin(), ys.end(), *y) == ys.end()) ys.push_back(*y);
+          const bool ok = arm.status == ArmStatus::ok && arm.throughput_samples_per_s.n > 0;
+          cells.push_back({{"x", *x},
+                           {"y", *y},
+                           {"value", ok ? json(arm.throughput_samples_per_s.median) : json(nullptr)},
+                           {"note", ok ? std::string() : std::string(to_string(arm.status))}});
+        }
+        if (xs.size() < 2 || ys.size() < 2) continue;
+        charts.push_back({{"kind", "heatmap"},
+                          {"id", "heatmap-" + c.name},
+                          {"title", fmt::format("{}: throughput by {} x {} ({})", c.name, factors.first,
+                                                factors.second, run.label)},
+                          {"x_label", factors.first},
+                          {"y_label", factors.second},
+                          {"x", xs},
+                          {"y", ys},
+                          {"value_label", "samples/s"},
+                          {"cells", cells}});
+      }
+    }
+  }
+}
+
+// Throughput (left axis) and memory (right axis) against a numeric arm level, or the scaling
+// curve with the ideal line for world_size.
+void level_curves(const NamedRun& run, const std::string& level, json& charts) {
+  for (const auto& suite : run.result.suites) {
+    for (const auto& c : suite.cases) {
+      std::vector<std::pair<double, const ArmResult*>> points;
+      for (const auto& arm : c.arms) {
+        const auto v = find_level(arm.levels, level);
+        if (!v || arm.status != ArmStatus::ok || arm.throughput_samples_per_s.n == 0) continue;
+        if (auto x = as_number(*v)) points.emplace_back(*x, &arm);
+      }
+      if (points.size() < 2) continue;
+      std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      json throughput = json::array(), memory = json::array(), ideal = json::array();
+      for (const auto& [x, arm] : points) {
+        throughput.push_back({{"x", x}, {"y", arm->throughput_samples_per_s.median}});
+        if (auto m = mib(*arm)) memory.push_back({{"x", x}, {"y", *m}});
+        const double base = points.front().second->throughput_samples_per_s.median;
+        ideal.push_back({{"x", x}, {"y", base * x / points.front().first}});
+      }
+      json datasets = json::array({{{"label", "throughput (samples/s)"}, {"points", throughput}, {"axis", "y"}}});
+      const bool scaling = level == "world_size";
+      if (scaling) {
+        datasets.push_back({{"label", "ideal linear scaling"}, {"points", ideal}, {"axis", "y"}, {"dashed", true}});
+      } else if (!memory.empty()) {
+        datasets.push_back({{"label", "peak memory (MiB)"}, {"points", memory}, {"axis", "y2"}});
+      }
+      charts.push_back({{"kind", "lines"},
+                        {"id", fmt::format("{}-{}", level, c.name)},
+                        {"title", fmt::format("{}: {} vs {} ({})", c.name,
+                                              scaling ? "scaling" : "throughput and memory", level, run.label)},
+                        {"x_label", level},
+                        {"y_label", "samples/s"},
+                        {"y2_label", scaling || memory.empty() ? "" : "MiB"},
+                        {"datasets", datasets}});
+    }
+  }
+}
+
+// Memory against step time, one point per arm, for arms with a `checkpoint` level.
+void tradeoffs(const NamedRun& run, json& charts) {
+  for (const auto& suite : run.result.suites) {
+    for (const auto& c : suite.cases) {
+      json datasets = json::array();
+      for (const auto& arm : c.arms) {
+        if (!find_level(arm.levels, "checkpoint") || arm.status != ArmStatus::ok || !mib(arm)) continue;
+        datasets.push_back({{"label", arm.arm},
+                            {"points", json::array({{{"x", arm.step_time_ms.median}, {"y", *mib(arm)}}})}});
+      }
+      if (datasets.size() < 2) continue;
+      charts.push_back({{"kind", "scatter"},
+                        {"id", "tradeoff-" + c.name},
+                        {"title", fmt::format("{}: peak memory vs step time per policy ({})", c.name, run.label)},
+                        {"x_label", "median step time (ms)"},
+                        {"y_label", "peak memory (MiB)"},
+                        {"datasets", datasets}});
+    }
+  }
+}
+
+// Each suite's arms across runs in time order.
+void trends(std::vector<const NamedRun*> runs, json& charts) {
+  std::stable_sort(runs.begin(), runs.end(), [](const NamedRun* a, const NamedRun* b) {
+    return a->result.context.timestamp_utc < b->result.context.timestamp_utc;
+  });
+  if (runs.size() < 2) return;
+  json x_labels = json::array();
+  for (const auto* r : runs) x_labels.push_back(r->result.context.timestamp_utc + " " + r->label);
+  std::vector<std::string> suites;
+  for (const auto* r : runs) {
+    for (const auto& s : r->result.suites) {
+      if (std::find(suites.begin(), suites.end(), s.name) == suites.end()) suites.push_back(s.name);
+    }
+  }
+  for (const auto& suite : suites) {
+    std::vector<std::string> arms;
+    std::map<std::string, std::vector<std::optional<double>>> series;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      for (const auto& s : runs[i]->result.suites) {
+        if (s.name != suite) continue;
+        for (const auto& c : s.cases) {
+          for (const auto& arm : c.arms) {
+            if (arm.status != ArmStatus::ok || arm.throughput_samples_per_s.n == 0) continue;
+            const std::string label = c.name + "/arm:" + arm.arm;
+            if (!series.contains(label)) {
+              arms.push_back(label);
+              series[label].resize(runs.size());
+            }
+            series[label][i] = arm.throughput_samples_per_s.median;
+          }
+        }
+      }
+    }
+    json datasets = json::array();
+    for (const auto& label : arms) {
+      json values = json::array();
+      int points = 0;
+      for (const auto& v : series[label]) {
+        values.push_back(nullable(v));
+        points += v.has_value();
+      }
+      if (points >= 2) datasets.push_back({{"label", label}, {"values", values}});  // a trend needs two points
+    }
+    if (datasets.empty()) continue;
+    charts.push_back({{"kind", "trend"},
+                      {"id", "trend-" + suite},
+                      {"title", fmt::format("History: {} throughput per arm across {} runs", suite, runs.size())},
+                      {"y_label", "samples/s"},
+                      {"x_labels", x_labels},
+                      {"datasets", datasets}});
+  }
+}
+
+}  // namespace
+
+json report_model(const std::vector<NamedRun>& runs, const std::vector<NamedRun>& history,
+                  const HtmlOptions& options) {
+  json charts = json::array();
+  if (auto c = speedup_chart(runs); !c.is_null()) charts.push_back(c);
+  if (auto c = change_chart(runs, options); !c.is_null()) charts.push_back(c);
+  if (!runs.empty()) {
+    const NamedRun& primary = runs.at(std::min(options.primary, runs.size() - 1));
+    heatmaps(primary, charts);
+    level_curves(primary, "batch", charts);
+    tradeoffs(primary, charts);
+    level_curves(primary, "world_size", charts);
+  }
+  std::vector<const NamedRun*> timeline;
+  for (const auto& r : history) timeline.push_back(&r);
+  if (history.empty()) {
+    for (const auto& r : runs) timeline.push_back(&r);
+  }
+  trends(timeline, charts);
+  json run_list = json::array();
+  for (const auto& r : runs) {
+    const auto& ctx = r.result.context;
+    run_list.push_back({{"label", r.label},
+                        {"fingerprint_slug", ctx.fingerprint_slug},
+                        {"device", ctx.device},
+                        {"timestamp_utc", ctx.timestamp_utc},
+                        {"git", ctx.git.sha},
+                        {"inject_slowdown_pct", ctx.settings.inject_slowdown_pct}});
+  }
+  return {{"title", options.title}, {"runs", run_list}, {"charts", charts}};
+}
+
+}  // namespace tipbench::reports

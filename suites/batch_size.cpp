@@ -1,0 +1,258 @@
+// Tip: use the largest batch that fits, and keep accuracy with the linear scaling rule (LR
+// proportional to the batch), a linear warm-up and cosine decay. Two experiments per model:
+//   sweep             one arm per batch size (powers of two; arm 0, the smallest, is the
+//                     baseline): throughput, step time and memory against the batch. On CUDA,
+//                     batches above the largest that fits (an out-of-memory search before the
+//                     run) are skipped. The suite's notes mark where throughput stops growing.
+//   time_to_accuracy  train from scratch to a target test accuracy on an in-memory learnable
+//                     task: small batch (baseline), large batch with the scaled LR and no
+//                     warm-up, large batch with the scaled LR and warm-up. One step = one epoch;
+//                     each block trains with the next seed of a fixed seed set.
+// More samples per second is not the goal: time to the target is, and the notes report it.
+#include "common/device_memory.h"
+#include "common/lr_schedule.h"
+#include "common/time_to_accuracy.h"
+#include "common/training.h"
+#include "tipbench/registry.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+namespace tipbench::suites {
+
+namespace {
+
+// The time-to-accuracy recipe per device: a task the model learns in a few epochs, a small batch
+// with a tuned LR, and a large batch (4x with --quick, else 8x) at the linearly scaled LR. The
+// CPU targets sit where the arms' median curves cross them within the epochs a trial times (at
+// least 5 with --quick); a seed that does not get there is counted as not reached. The CUDA
+// recipe is untuned (no GPU was at hand): its curves say how far each arm got.
+struct Recipe {
+  LearnableDataOptions data;
+  std::int64_t small_batch = 32;
+  double small_lr = 0.05;
+  std::int64_t large_factor = 8;
+  double warmup_epochs = 2;
+  std::int64_t schedule_epochs = 10;
+  double target_accuracy = 0.85;
+};
+
+Recipe recipe_for(const SuiteContext& context, const std::string& model) {
+  Recipe r;
+  if (context.device.is_cuda()) {
+    r.data = {.train_samples = 16384, .test_samples = 4096, .image_size = 32, .noise = 8.0, .seed = context.seed};
+    r.small_batch = 128;
+    r.small_lr = 0.1;
+    r.target_accuracy = 0.8;
+  } else if (!context.quick) {
+    r.data = {.train_samples = 2048, .test_samples = 1024, .image_size = 16, .noise = 8.0, .seed = context.seed};
+    r.target_accuracy = 0.82;  // the arms plateau at 0.84-0.86 here
+  } else {
+    r.data = {.train_samples = 2048, .test_samples = 512, .image_size = 8, .noise = 4.0, .seed = context.seed};
+    r.small_batch = 64;  // fewer, larger steps keep an epoch cheap
+    r.small_lr = 0.1;
+    r.large_factor = 4;
+    r.warmup_epochs = 1;
+    r.schedule_epochs = 6;
+    r.target_accuracy = 0.82;
+  }
+  if (model_family(model) == "vit") r.data.image_size = std::max<std::int64_t>(r.data.image_size, 32);
+  return r;
+}
+
+// Powers of two around the model's default batch: CPU 1/4x..8x (quick 1/2x..2x); CUDA 16..4096
+// (quick 1/4x..2x), the ones that do not fit skipped.
+std::vector<std::int64_t> sweep_batches(const SuiteContext& context, const std::string& model) {
+  SuiteContext defaults = context;
+  defaults.batch_size = 0;  // the sweep sets its own batches
+  const std::int64_t b = batch_size_for(defaults, model);
+  std::int64_t lo = context.quick ? b / 2 : b / 4, hi = context.quick ? b * 2 : b * 8;
+  if (context.device.is_cuda()) {
+    lo = context.quick ? b / 4 : 16;
+    hi = context.quick ? b * 2 : 4096;
+  }
+  std::vector<std::int64_t> out;
+  for (std::int64_t x = 1; x <= hi; x *= 2) {
+    if (x >= std::max<std::int64_t>(1, lo)) out.push_back(x);
+  }
+  return out;
+}
+
+// Each block of a time-to-accuracy arm trains with the next seed: run seed, +1, +2, ... The
+// blocks of different arms line up (block k of every arm uses seed + k), so arms stay paired.
+std::uint64_t next_seed(const std::string& arm, std::uint64_t base) {
+  static std::mutex mutex;
+  static std::map<std::string, std::uint64_t> trials;
+  std::lock_guard<std::mutex> lock(mutex);
+  return base + trials[arm]++;
+}
+
+// Per-block throughputs of two arms, paired by block.
+std::pair<std::vector<double>, std::vector<double>> paired_throughputs(const ArmResult& a, const ArmResult& b) {
+  std::map<int, double> by_block;
+  for (const auto& t : b.trials) by_block[t.block] = t.throughput_samples_per_s;
+  std::pair<std::vector<double>, std::vector<double>> out;
+  for (const auto& t : a.trials) {
+    auto it = by_block.find(t.block);
+    if (it == by_block.end() || t.throughput_samples_per_s <= 0 || it->second <= 0) continue;
+    out.first.push_back(t.throughput_samples_per_s);
+    out.second.push_back(it->second);
+  }
+  return out;
+}
+
+// Where doubling the batch stops paying: each arm against the one before it (same blocks).
+std::string sweep_note(const CaseResult& c, const MeasureSettings& settings) {
+  std::vector<const ArmResult*> ok;
+  for (const auto& arm : c.arms) {
+    if (arm.status == ArmStatus::ok && !arm.trials.empty()) ok.push_back(&arm);
+  }
+  if (ok.size() < 2) return c.name + ": fewer than two batch sizes ran; no growth to judge";
+  std::string last;
+  for (std::size_t i = 1; i < ok.size(); ++i) {
+    const auto [treat, base] = paired_throughputs(*ok[i], *ok[i - 1]);
+    if (treat.size() < 3) return c.name + ": fewer than 3 paired blocks; no growth to judge";
+    const auto est = stats::paired_ratio_of_medians(
+        treat, base, {.resamples = static_cast<std::size_t>(settings.bootstrap_resamples), .seed = settings.seed});
+    const auto verdict = stats::decide(est, {.practical_threshold = settings.practical_threshold});
+    const double cv = std::max(stats::coefficient_of_variation(treat), stats::coefficient_of_variation(base));
+    last = fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", ok[i]->arm, ok[i - 1]->arm, est.ratio,
+                       est.ci_low, est.ci_high, stats::to_string(verdict),
+                       cv > noisy_cv_limit(settings) ? " [noisy]" : "");
+    if (verdict != stats::Verdict::faster) {
+      return fmt::format("{}: throughput stops growing at batch {} ({})", c.name, level(ok[i - 1]->levels, "batch"),
+                         last);
+    }
+  }
+  return fmt::format("{}: throughput still grows at the largest batch measured ({})", c.name, last);
+}
+
+std::string summary_text(const stats::Summary& s, const char* format) {
+  return fmt::format(fmt::runtime(format), s.median, s.p10, s.p90);
+}
+
+std::vector<std::string> time_to_accuracy_notes(const CaseResult& c) {
+  std::vector<std::string> out;
+  for (const auto& arm : c.arms) {
+    if (arm.status != ArmStatus::ok || arm.trials.empty()) continue;
+    const double target = arm.info.value("target_accuracy", 0.0);
+    std::size_t reached = 0;
+    for (const auto& t : arm.trials) reached += t.metrics.count("epochs_to_target");
+    std::string line = fmt::format("{} arm {}: target accuracy {:.2f} reached in {}/{} seeds", c.name, arm.arm,
+                                   target, reached, arm.trials.size());
+    if (reached > 0) {
+      line += summary_text(arm.metrics.at("epochs_to_target"), "; epochs {:.0f} (p10 {:.0f}, p90 {:.0f})");
+      line += summary_text(arm.metrics.at("seconds_to_target"), "; seconds {:.2f} (p10 {:.2f}, p90 {:.2f})");
+    }
+    std::string curve;
+    for (int e = 1; arm.metrics.count(fmt::format("accuracy_at_epoch_{:03}", e)); ++e) {
+      curve += fmt::format(" {:.3f}", arm.metrics.at(fmt::format("accuracy_at_epoch_{:03}", e)).median);
+    }
+    if (!curve.empty()) line += "; median accuracy by epoch:" + curve;
+    out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+class BatchSize final : public Suite {
+ public:
+  std::string name() const override { return "batch_size"; }
+  std::string description() const override {
+    return "batch-size sweep (throughput, memory) and time-to-accuracy with the linear scaling rule, LR "
+           "warm-up and cosine decay";
+  }
+
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      CaseSpec sweep{{{"model", model}, {"experiment", "sweep"}}, {}};
+      for (auto b : sweep_batches(context, model)) {
+        sweep.arms.push_back({"b" + std::to_string(b), {{"batch", std::to_string(b)}}});
+      }
+      out.push_back(std::move(sweep));
+
+      const Recipe r = recipe_for(context, model);
+      const std::int64_t large = r.small_batch * r.large_factor;
+      const std::string large_lr = fmt::format("{:g}", linear_scaled_lr(r.small_lr, large, r.small_batch));
+      const std::string warmup = fmt::format("{:g}", r.warmup_epochs);
+      out.push_back({{{"model", model}, {"experiment", "time_to_accuracy"}},
+                     {{"small", {{"batch", std::to_string(r.small_batch)}, {"lr", fmt::format("{:g}", r.small_lr)},
+                                 {"warmup_epochs", "0"}}},
+                      {"large", {{"batch", std::to_string(large)}, {"lr", large_lr}, {"warmup_epochs", "0"}}},
+                      {"large_warmup", {{"batch", std::to_string(large)}, {"lr", large_lr}, {"warmup_epochs", warmup}}}}});
+    }
+    return out;
+  }
+
+  // CUDA: the largest batch that fits, per model, found before any trial (out-of-memory search).
+  void prepare_run(const SuiteContext& context) const override {
+    if (!context.device.is_cuda()) return;
+    for (const auto& model : models_to_run(context)) {
+      const auto batches = sweep_batches(context, model);
+      auto make = [&](std::int64_t b) {
+        return make_training_workload(context, TrainingSpec{.model = model, .batch_size = b, .model_options = {}});
+      };
+      const auto search = search_largest_workload_batch(context.device, make, batches.front(), batches.back());
+      std::lock_guard<std::mutex> lock(mutex_);
+      largest_[model] = search.largest;
+    }
+  }
+
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
+                                         const ArmSpec& arm) const override {
+    if (level(c.params, "experiment") != "sweep" || !context.device.is_cuda()) return std::nullopt;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = largest_.find(level(c.params, "model"));
+    const std::int64_t batch = std::stoll(level(arm.levels, "batch"));
+    if (it == largest_.end() || batch <= it->second) return std::nullopt;
+    return fmt::format("batch {} does not fit in GPU memory: the largest that fits is {} (out-of-memory search "
+                       "before the run)", batch, it->second);
+  }
+
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const override {
+    const auto& model = level(c.params, "model");
+    if (level(c.params, "experiment") == "sweep") {
+      return make_training_workload(context,
+                                    TrainingSpec{.model = model,
+                                                 .batch_size = std::stoll(level(arm.levels, "batch")),
+                                                 .model_options = {}});
+    }
+    const Recipe r = recipe_for(context, model);
+    TimeToAccuracySpec spec;
+    spec.model = model;
+    spec.batch_size = std::stoll(level(arm.levels, "batch"));
+    spec.peak_lr = std::stod(level(arm.levels, "lr"));
+    spec.warmup_epochs = std::stod(level(arm.levels, "warmup_epochs"));
+    spec.schedule_epochs = r.schedule_epochs;
+    spec.target_accuracy = r.target_accuracy;
+    spec.data = r.data;
+    spec.seed = next_seed(arm_name(name(), c, arm), context.seed);
+    return make_time_to_accuracy_workload(context, spec);
+  }
+
+  std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
+    std::vector<std::string> out;
+    for (const auto& c : result.cases) {
+      if (level(c.params, "experiment") == "sweep") {
+        out.push_back(sweep_note(c, settings));
+      } else {
+        for (auto& line : time_to_accuracy_notes(c)) out.push_back(std::move(line));
+      }
+    }
+    return out;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::int64_t> largest_;  // CUDA: model -> largest batch that fits
+};
+
+TIPBENCH_REGISTER_SUITE(BatchSize);
+
+}  // namespace tipbench::suites

@@ -1,0 +1,220 @@
+// Tip: activation checkpointing trades compute for memory. A checkpointed segment keeps only its
+// input during the forward pass and recomputes its activations in backward, so the step costs
+// about one extra forward of the segments and the activation memory shrinks; the memory it frees
+// buys a larger batch. Segments (common/segments.h): per stage (a ResNet stage, a ViT block), or
+// every k units. Two experiments per model:
+//   batch:<b>        the same batch for every arm: step time overhead, peak memory and the
+//                    activation bytes held between forward and backward (measured directly)
+//   batch:largest    CUDA only: each arm trains at the largest batch that fits with its policy
+//                    (an out-of-memory search before the run; every OOM is caught and recorded),
+//                    so the throughput comparison answers "does the bigger batch pay for the
+//                    recompute?". The CPU has no out-of-memory error to search on.
+// Baseline: no checkpointing (PyTorch's default).
+#include "common/checkpoint.h"
+#include "common/device_memory.h"
+#include "common/segments.h"
+#include "common/training.h"
+#include "tipbench/models/model.h"
+#include "tipbench/registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/torch.h>
+
+#include <map>
+#include <mutex>
+
+namespace tipbench::suites {
+
+namespace {
+
+constexpr const char* kLargest = "largest";
+
+class CheckpointedTraining final : public Workload {
+ public:
+  CheckpointedTraining(const SuiteContext& context, const std::string& model, std::int64_t batch,
+                       CheckpointPolicy policy)
+      : model_name_(model),
+        batch_(batch),
+        policy_(policy),
+        device_(context.device),
+        image_size_(models::resolved_image_size(model, {})),
+        net_(models::make_model(model), policy) {
+    net_.module().to(device_);
+    net_.module().train();
+    parameters_ = models::count_parameters(net_.module());
+    optimizer_ = std::make_unique<torch::optim::SGD>(net_.module().parameters(),
+                                                     torch::optim::SGDOptions(0.01).momentum(0.9));
+    const auto options = torch::TensorOptions().device(device_);
+    images_ = torch::randn({batch, 3, image_size_, image_size_}, options);
+    labels_ = torch::randint(models::resolved_num_classes(model, {}), {batch}, options.dtype(torch::kLong));
+  }
+
+  void step() override {
+    optimizer_->zero_grad();
+    loss().backward();
+    optimizer_->step();
+  }
+
+  // One more step, untimed, that reads the bytes held between forward and backward: what the
+  // autograd graph keeps for backward (gradients are unset at that point).
+  void begin_measurement() override {
+    optimizer_->zero_grad();
+    const std::int64_t before = bytes_in_use(device_);
+    auto l = loss();
+    saved_activation_bytes_ = static_cast<double>(bytes_in_use(device_) - before);
+    l.backward();
+    optimizer_->step();
+  }
+
+  std::int64_t samples_per_step() const override { return batch_; }
+
+  nlohmann::json info() const override {
+    nlohmann::json j = {{"model", model_name_},
+                        {"parameters", parameters_},
+                        {"batch_size", batch_},
+                        {"image_size", image_size_},
+                        {"checkpoint", policy_.name()},
+                        {"units_per_segment", net_.units_per_segment()}};
+    if (search_) j["largest_batch_search"] = *search_;
+    return j;
+  }
+
+  std::map<std::string, double> metrics() const override {
+    return {{"saved_activation_bytes", saved_activation_bytes_}};
+  }
+
+  void set_search(const BatchSearch& search) { search_ = search; }
+
+ private:
+  torch::Tensor loss() { return torch::nn::functional::cross_entropy(net_.forward(images_), labels_); }
+
+  std::string model_name_;
+  std::int64_t batch_;
+  CheckpointPolicy policy_;
+  c10::Device device_;
+  std::int64_t image_size_;
+  SegmentedModel net_;
+  std::int64_t parameters_ = 0;
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+  torch::Tensor images_, labels_;
+  double saved_activation_bytes_ = 0;
+  std::optional<BatchSearch> search_;
+};
+
+// --quick leaves out every_2: per_stage already shows the trade.
+std::vector<ArmSpec> policy_arms(const SuiteContext& context) {
+  std::vector<ArmSpec> arms;
+  for (const char* p : {"off", "per_stage", "every_2"}) {
+    if (context.quick && std::string(p) == "every_2") continue;
+    arms.push_back({p, {{"checkpoint", p}}});
+  }
+  return arms;
+}
+
+std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0)); }
+
+}  // namespace
+
+class Checkpointing final : public Suite {
+ public:
+  std::string name() const override { return "checkpointing"; }
+  std::string description() const override {
+    return "activation checkpointing off (default) vs per stage / every 2 units: step overhead, activation "
+           "memory, and the largest batch that fits";
+  }
+
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      out.push_back({training_params(context, model), policy_arms(context)});
+      out.push_back({{{"model", model}, {"batch", kLargest}}, policy_arms(context)});
+    }
+    return out;
+  }
+
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
+                                         const ArmSpec&) const override {
+    if (level(c.params, "batch") == kLargest && !context.device.is_cuda()) {
+      return "the largest-batch search needs a CUDA device: it grows the batch until the caching allocator "
+             "raises out-of-memory, and a CPU run has no such error to catch (it swaps or is killed); this run "
+             "is on " + context.device.str();
+    }
+    return std::nullopt;
+  }
+
+  // CUDA: every policy's largest batch is searched before any trial, so no trial's memory peak
+  // includes the search's failed attempts.
+  void prepare_run(const SuiteContext& context) const override {
+    if (!context.device.is_cuda()) return;
+    for (const auto& c : cases(context)) {
+      if (level(c.params, "batch") != kLargest) continue;
+      for (const auto& arm : c.arms) largest_batch(context, c, arm);
+    }
+  }
+
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const override {
+    const auto& model = level(c.params, "model");
+    const auto policy = CheckpointPolicy::parse(level(arm.levels, "checkpoint"));
+    if (level(c.params, "batch") != kLargest) {
+      return std::make_unique<CheckpointedTraining>(context, model, std::stoll(level(c.params, "batch")), policy);
+    }
+    const BatchSearch search = largest_batch(context, c, arm);
+    if (search.largest == 0) {
+      throw std::runtime_error(fmt::format("{} with checkpoint {}: not even batch 1 fits", model, policy.name()));
+    }
+    auto workload = std::make_unique<CheckpointedTraining>(context, model, search.largest, policy);
+    workload->set_search(search);
+    return workload;
+  }
+
+  std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {
+    std::vector<std::string> out;
+    for (const auto& c : result.cases) {
+      const ArmResult& off = c.arms.front();
+      std::vector<std::string> parts;
+      for (const auto& arm : c.arms) {
+        if (arm.status != ArmStatus::ok || !arm.metrics.count("saved_activation_bytes")) continue;
+        const double saved = arm.metrics.at("saved_activation_bytes").median;
+        std::string part = fmt::format("{} {}", arm.arm, mib(saved));
+        if (&arm != &off && off.status == ArmStatus::ok && off.metrics.count("saved_activation_bytes")) {
+          const double base = off.metrics.at("saved_activation_bytes").median;
+          if (base > 0) part += fmt::format(" (x{:.2f})", saved / base);
+        }
+        if (arm.info.contains("largest_batch_search")) {
+          part += fmt::format(" at largest batch {}", arm.info["largest_batch_search"].value("largest", 0));
+        }
+        parts.push_back(part);
+      }
+      if (!parts.empty()) {
+        out.push_back(fmt::format("{}: activations held for backward (median): {}", c.name, fmt::join(parts, ", ")));
+      }
+    }
+    return out;
+  }
+
+ private:
+  // Cached per arm: the search runs once per process (prepare_run, or the first trial).
+  BatchSearch largest_batch(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm) const {
+    const std::string key = arm_name(name(), c, arm);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = searches_.find(key); it != searches_.end()) return it->second;
+    const auto& model = level(c.params, "model");
+    const auto policy = CheckpointPolicy::parse(level(arm.levels, "checkpoint"));
+    auto make = [&](std::int64_t b) -> std::unique_ptr<Workload> {
+      return std::make_unique<CheckpointedTraining>(context, model, b, policy);
+    };
+    SuiteContext defaults = context;
+    defaults.batch_size = 0;
+    const std::int64_t start = batch_size_for(defaults, model);
+    return searches_[key] = search_largest_workload_batch(context.device, make, start, /*limit=*/1 << 16);
+  }
+
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, BatchSearch> searches_;
+};
+
+TIPBENCH_REGISTER_SUITE(Checkpointing);
+
+}  // namespace tipbench::suites

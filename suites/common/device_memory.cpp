@@ -1,0 +1,98 @@
+#include "device_memory.h"
+
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/util/Exception.h>
+#include <malloc.h>
+#include <torch/cuda.h>
+
+#include <algorithm>
+
+namespace tipbench::suites {
+
+std::int64_t bytes_in_use(const c10::Device& device) {
+  if (device.is_cuda()) {
+    const auto index = device.has_index() ? device.index() : c10::DeviceIndex(0);
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(index).allocated_bytes[0].current;
+  }
+  const struct mallinfo2 info = ::mallinfo2();
+  return static_cast<std::int64_t>(info.uordblks + info.hblkhd);
+}
+
+void to_json(nlohmann::json& j, const BatchSearch& s) {
+  j = {{"largest", s.largest}, {"probes", nlohmann::json::array()}};
+  for (const auto& p : s.probes) {
+    nlohmann::json probe = {{"batch", p.batch}, {"fits", p.fits}};
+    if (!p.fits) probe["error"] = p.error;
+    j["probes"].push_back(std::move(probe));
+  }
+}
+
+BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attempt, std::int64_t start,
+                                 std::int64_t limit) {
+  BatchSearch search;
+  auto fits = [&](std::int64_t batch) {
+    BatchProbe probe{batch, true, ""};
+    try {
+      attempt(batch);
+    } catch (const c10::OutOfMemoryError& e) {
+      // Recorded, and the search goes on with a smaller batch.
+      const std::string message = e.what();
+      probe.fits = false;
+      probe.error = message.substr(0, message.find('\n'));
+    }
+    search.probes.push_back(probe);
+    return probe.fits;
+  };
+  limit = std::max<std::int64_t>(1, limit);
+  std::int64_t fit = 0, fail = 0;  // the largest batch that fitted, the smallest that did not
+  std::int64_t batch = std::clamp<std::int64_t>(start, 1, limit);
+  if (fits(batch)) {
+    fit = batch;
+    while (fit < limit) {
+      batch = std::min(2 * fit, limit);
+      if (!fits(batch)) {
+        fail = batch;
+        break;
+      }
+      fit = batch;
+    }
+  } else {
+    fail = batch;
+    while (batch > 1) {
+      batch /= 2;
+      if (fits(batch)) {
+        fit = batch;
+        break;
+      }
+      fail = batch;
+    }
+  }
+  if (fit == 0) return search;
+  while (fail > 0 && fail - fit > std::max<std::int64_t>(1, fit / 16)) {
+    const std::int64_t mid = fit + (fail - fit) / 2;
+    if (fits(mid)) {
+      fit = mid;
+    } else {
+      fail = mid;
+    }
+  }
+  search.largest = fit;
+  return search;
+}
+
+BatchSearch search_largest_workload_batch(const c10::Device& device,
+                                          const std::function<std::unique_ptr<Workload>(std::int64_t)>& make,
+                                          std::int64_t start, std::int64_t limit) {
+  auto attempt = [&](std::int64_t batch) {
+    if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+    auto workload = make(batch);
+    workload->step();
+    workload->step();
+    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : 0);
+  };
+  BatchSearch search = search_largest_batch(attempt, start, limit);
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+  return search;
+}
+
+}  // namespace tipbench::suites

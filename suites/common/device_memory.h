@@ -1,0 +1,53 @@
+// Device memory as the compute suites see it: the bytes in use right now, and the largest batch
+// that fits (found by trying, catching out-of-memory errors). Example:
+//   auto before = bytes_in_use(device);  auto loss = forward(x);  held = bytes_in_use(device) - before;
+//   BatchSearch s = search_largest_batch([&](std::int64_t b) { train_two_steps(b); }, 64, 8192);
+//   s.largest;   // 0 when not even `start`'s halvings down to 1 fit; s.probes records every try
+#pragma once
+
+#include "tipbench/suite.h"
+
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tipbench::suites {
+
+// Bytes allocated and not yet freed. CUDA: the caching allocator's allocated bytes (tensors,
+// not its cache). CPU: glibc's heap in use (mallinfo2: arena + mmapped chunks), which includes
+// every tensor LibTorch holds on the CPU. A host-side read: nothing synchronizes.
+std::int64_t bytes_in_use(const c10::Device& device);
+
+struct BatchProbe {
+  std::int64_t batch = 0;
+  bool fits = false;
+  std::string error;  // the out-of-memory message (first line) when it did not fit
+};
+
+struct BatchSearch {
+  std::int64_t largest = 0;        // the largest batch that fitted; 0 when none did
+  std::vector<BatchProbe> probes;  // in the order tried
+};
+void to_json(nlohmann::json& j, const BatchSearch& s);
+
+// attempt(b) runs the workload at batch b and throws c10::OutOfMemoryError when it does not fit
+// (any other exception propagates: it is a bug, not a size limit). The search halves from
+// `start` until a batch fits, doubles until one does not or `limit` is passed, then bisects
+// until the gap between the largest fit and the smallest failure is at most 1/16 of the fit.
+BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attempt, std::int64_t start,
+                                 std::int64_t limit);
+
+// The search above for a workload on a CUDA device: each attempt empties the allocator's cache,
+// builds the workload at the batch and runs two steps (the second with optimizer state in
+// place), then synchronizes, so an out-of-memory error surfaces inside the attempt. The cache is
+// emptied again at the end, so the trials that follow start from a clean allocator.
+BatchSearch search_largest_workload_batch(const c10::Device& device,
+                                          const std::function<std::unique_ptr<Workload>(std::int64_t)>& make,
+                                          std::int64_t start, std::int64_t limit);
+
+}  // namespace tipbench::suites

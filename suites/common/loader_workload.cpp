@@ -1,0 +1,132 @@
+#include "loader_workload.h"
+
+#include "tipbench/data/device_feeder.h"
+#include "tipbench/data/loader.h"
+#include "tipbench/data/system.h"
+#include "tipbench/models/model.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+
+namespace tipbench::suites {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class LoaderWorkload final : public Workload {
+ public:
+  LoaderWorkload(const SuiteContext& context, const LoaderWorkloadSpec& spec, data::Manifest manifest,
+                 const std::string& dir)
+      : spec_(spec), device_(context.device), dataset_(manifest.spec), dataset_dir_(dir),
+        dataset_bytes_(manifest.total_bytes()) {
+    spec_.loader.batch_size = spec.batch_size;
+    if (!spec_.model.empty()) {
+      models::ModelOptions options{.num_classes = manifest.spec.classes,
+                                   .image_size = spec_.loader.augment.output_size};
+      model_ = models::make_model(spec_.model, options);
+      model_.ptr()->to(device_);
+      model_.ptr()->train();
+      parameters_ = models::count_parameters(*model_.ptr());
+      optimizer_ = std::make_unique<torch::optim::SGD>(model_.ptr()->parameters(),
+                                                       torch::optim::SGDOptions(0.01).momentum(0.9));
+    }
+    // Last, so the workers start from an empty queue once the model is ready, as in a training
+    // script whose loader is iterated after the model is built.
+    loader_ = std::make_unique<data::Loader>(std::move(manifest), dir, spec_.loader);
+    feeder_ = std::make_unique<data::DeviceFeeder>(*loader_, device_, spec_.loader.pin_memory);
+  }
+
+  void step() override {
+    const data::DeviceBatch batch = feeder_->take();
+    if (optimizer_ && batch.rows > 0) {  // a batch whose every file was skipped trains nothing
+      optimizer_->zero_grad();
+      auto loss = torch::nn::functional::cross_entropy(model_.forward(batch.images), batch.labels);
+      loss.backward();
+      optimizer_->step();
+    }
+    feeder_->prefetch();  // the loop's next(loader): blocks while the workers are behind
+    ++steps_;
+    last_step_end_ = Clock::now();
+    last_cpu_s_ = data::process_cpu_seconds();
+  }
+
+  std::int64_t samples_per_step() const override { return spec_.batch_size; }
+
+  void begin_measurement() override {
+    feeder_->reset_counters();
+    steps_ = 0;
+    start_ = last_step_end_ = Clock::now();
+    start_cpu_s_ = last_cpu_s_ = data::process_cpu_seconds();
+  }
+
+  std::map<std::string, double> metrics() const override {
+    std::map<std::string, double> m;
+    const double wall_s = std::chrono::duration<double>(last_step_end_ - start_).count();
+    if (steps_ == 0 || wall_s <= 0) return m;
+    m["data_wait_fraction"] = feeder_->wait_seconds() / wall_s;
+    m["data_wait_ms"] = feeder_->wait_seconds() * 1000 / static_cast<double>(steps_);
+    m["cpu_busy_cores"] = (last_cpu_s_ - start_cpu_s_) / wall_s;
+    if (const auto ms = feeder_->mean_copy_ms()) m["h2d_copy_ms"] = *ms;
+    if (const auto rss = data::resident_set_bytes(); rss >= 0) m["host_rss_bytes"] = static_cast<double>(rss);
+    m["skipped_files"] = static_cast<double>(feeder_->skipped_corrupt() + feeder_->skipped_missing());
+    return m;
+  }
+
+  nlohmann::json info() const override {
+    const auto& o = spec_.loader;
+    nlohmann::json j = {
+        {"mode", spec_.model.empty() ? "loader_only" : "train"},
+        {"batch_size", spec_.batch_size},
+        {"image_size", o.augment.output_size},
+        {"workers", o.workers},
+        {"pin_memory", o.pin_memory},
+        {"prefetch_batches", loader_->prefetch_depth()},
+        {"batch_bytes", loader_->batch_bytes()},
+        {"batches_per_epoch", loader_->batches_per_epoch()},
+        {"h2d_copy", feeder_->copy_mode()},
+        {"torch_threads", torch::get_num_threads()},
+        {"cpu_cores", data::available_cores()},
+        {"corrupt_policy", data::to_string(o.corrupt_policy)},
+        {"dataset", {{"dir", dataset_dir_}, {"images", dataset_.images}, {"width", dataset_.width},
+                     {"height", dataset_.height}, {"classes", dataset_.classes}, {"quality", dataset_.quality},
+                     {"seed", dataset_.seed}, {"bytes", dataset_bytes_}}},
+    };
+    if (!spec_.model.empty()) {
+      j["model"] = spec_.model;
+      j["parameters"] = parameters_;
+    }
+    // Every distinct file skipped in this trial (warm-up included), with why.
+    const auto bad = loader_->bad_files();
+    if (!bad.empty()) {
+      j["skipped_files"] = nlohmann::json::array();
+      for (const auto& f : bad) j["skipped_files"].push_back({{"path", f.path}, {"reason", f.reason}});
+    }
+    return j;
+  }
+
+ private:
+  LoaderWorkloadSpec spec_;
+  c10::Device device_;
+  data::DatasetSpec dataset_;
+  std::string dataset_dir_;
+  std::int64_t dataset_bytes_ = 0;
+  torch::nn::AnyModule model_;
+  std::int64_t parameters_ = 0;
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<data::Loader> loader_;
+  std::unique_ptr<data::DeviceFeeder> feeder_;
+  std::int64_t steps_ = 0;
+  Clock::time_point start_, last_step_end_;
+  double start_cpu_s_ = 0, last_cpu_s_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> make_loader_workload(const SuiteContext& context, const LoaderWorkloadSpec& spec,
+                                               data::Manifest manifest, const std::string& dataset_dir) {
+  return std::make_unique<LoaderWorkload>(context, spec, std::move(manifest), dataset_dir);
+}
+
+}  // namespace tipbench::suites

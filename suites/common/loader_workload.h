@@ -1,0 +1,33 @@
+// The dataloader suite's workload: a training step (or, loader-only, no model at all) fed batch
+// by batch from the on-disk JPEG dataset through the threaded loader and the device feeder.
+// Besides the step times the harness takes, it measures over the timed steps (metrics()):
+//   data_wait_fraction    host time blocked on the loader / host wall time of the timed steps
+//   data_wait_ms          that blocked time per step
+//   h2d_copy_ms           device time of one batch's host-to-device copy (CUDA only)
+//   cpu_busy_cores        process CPU time (every thread: workers, intra-op pool) / wall time
+//   host_rss_bytes        the process's resident set at the end of the timed steps
+//   skipped_files         corrupt or missing files left out of batches during the timed steps
+// Example:
+//   LoaderWorkloadSpec spec{.model = "resnet50", .batch_size = 128, .loader = {.workers = 8, .pin_memory = true}};
+//   auto w = make_loader_workload(context, spec, data::read_manifest(dir), dir);
+#pragma once
+
+#include "tipbench/data/dataset.h"
+#include "tipbench/data/loader_options.h"
+#include "tipbench/suite.h"
+
+#include <memory>
+#include <string>
+
+namespace tipbench::suites {
+
+struct LoaderWorkloadSpec {
+  std::string model;             // the model trained; "" for loader-only
+  std::int64_t batch_size = 0;
+  data::LoaderOptions loader;    // workers, pin_memory, corrupt policy; batch size and crop set from here
+};
+
+std::unique_ptr<Workload> make_loader_workload(const SuiteContext& context, const LoaderWorkloadSpec& spec,
+                                               data::Manifest manifest, const std::string& dataset_dir);
+
+}  // namespace tipbench::suites

@@ -1,0 +1,80 @@
+// Hands the training loop its next batch on the device, the way the loop of a PyTorch training
+// script meets its DataLoader, and measures what that costs the loop:
+//   - CPU: the host batch as it is; no copy.
+//   - CUDA, pageable (pin_memory=false, PyTorch's default): `x.to(device)` on the current
+//     stream: the host blocks until the copy (queued behind the previous step's kernels) is done.
+//   - CUDA, pinned: the batch is already page-locked; its copy is issued with non_blocking=true
+//     on a side stream one step ahead, so it overlaps the current step's compute. take() makes
+//     the current stream wait for the copy's event (no use before the copy) and records the
+//     device tensors on the current stream (their memory is not reused while it computes); the
+//     page-locked source is not reused until its copy has finished (the copy records an event in
+//     LibTorch's caching host allocator).
+// Example, one training step:
+//   DeviceBatch b = feeder.take();   // ready to use on the current stream
+//   train_step(b.images, b.labels);  // enqueued
+//   feeder.prefetch();               // blocks on the loader for the next batch, starts its copy
+#pragma once
+
+#include "tipbench/data/loader.h"
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace tipbench::data {
+
+struct DeviceBatch {
+  torch::Tensor images;  // on the feeder's device
+  torch::Tensor labels;
+  std::int64_t rows = 0;
+  int skipped = 0;  // files left out of this batch (corrupt or missing)
+};
+
+class DeviceFeeder {
+ public:
+  // `pinned`: the loader makes page-locked batches and copies go on a side stream. Needs CUDA.
+  DeviceFeeder(Loader& loader, c10::Device device, bool pinned);
+
+  // The batch to compute on now (fetched here if prefetch() was not called since the last take).
+  DeviceBatch take();
+  // Fetches the next host batch, blocking on the loader, and starts its copy to the device.
+  void prefetch();
+
+  // Starts the counters below afresh (at the start of the timed steps).
+  void reset_counters();
+  double wait_seconds() const { return wait_s_; }  // host time blocked on the loader
+  std::int64_t batches() const { return batches_; }
+  std::int64_t skipped_corrupt() const { return skipped_corrupt_; }
+  std::int64_t skipped_missing() const { return skipped_missing_; }
+  // Mean device time of a host-to-device batch copy since reset_counters(); waits for the last
+  // copy to finish. nullopt on the CPU or before any copy.
+  std::optional<double> mean_copy_ms() const;
+  // "none", "blocking on the current stream" or "non_blocking on a side stream, one batch ahead".
+  std::string copy_mode() const;
+
+ private:
+  struct Staged {
+    HostBatch host;  // held until its batch is taken
+    torch::Tensor images, labels;
+    std::unique_ptr<at::cuda::CUDAEvent> copied;  // pinned path: recorded on the side stream
+  };
+  struct CopyTiming {
+    at::cuda::CUDAEvent start{cudaEventDefault}, end{cudaEventDefault};
+  };
+
+  void copy_to_device(Staged& staged);
+
+  Loader& loader_;
+  c10::Device device_;
+  bool pinned_;
+  std::optional<c10::cuda::CUDAStream> side_stream_;
+  std::optional<Staged> staged_;
+  double wait_s_ = 0;
+  std::int64_t batches_ = 0, skipped_corrupt_ = 0, skipped_missing_ = 0;
+  std::vector<std::unique_ptr<CopyTiming>> copies_;
+};
+
+}  // namespace tipbench::data

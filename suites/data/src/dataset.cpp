@@ -1,0 +1,297 @@
+#include "tipbench/data/dataset.h"
+
+#include "files.h"
+#include "tipbench/atomic_file.h"
+#include "tipbench/data/draw.h"
+#include "tipbench/data/jpeg.h"
+#include "tipbench/data/system.h"
+#include "tipbench/result.h"  // InputError
+
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace tipbench::data {
+
+namespace {
+
+using namespace detail;
+
+constexpr const char* kFormat = "tipbench-jpeg-dataset";
+constexpr int kFormatVersion = 1;
+
+int digits(std::int64_t n) { return n < 10 ? 1 : 1 + digits(n / 10); }
+
+std::string join(const std::string& dir, const std::string& relative) { return dir + "/" + relative; }
+
+// "class_07" of "class_07/img_000123.jpg".
+std::string class_dir_of(const std::string& relative) { return relative.substr(0, relative.find('/')); }
+
+nlohmann::ordered_json spec_to_json(const DatasetSpec& s) {
+  return {{"images", s.images}, {"width", s.width},   {"height", s.height},
+          {"classes", s.classes}, {"quality", s.quality}, {"seed", s.seed}};
+}
+
+DatasetSpec spec_from_json(const nlohmann::json& j) {
+  DatasetSpec s;
+  s.images = j.at("images").get<std::int64_t>();
+  s.width = j.at("width").get<int>();
+  s.height = j.at("height").get<int>();
+  s.classes = j.at("classes").get<int>();
+  s.quality = j.at("quality").get<int>();
+  s.seed = j.at("seed").get<std::uint64_t>();
+  return s;
+}
+
+// A manifest.json that parses but is not ours: another tool's file, never to be overwritten.
+bool foreign_manifest(const std::string& path) {
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.value("format", "") != kFormat;
+}
+
+ManifestEntry make_entry(const DatasetSpec& spec, std::int64_t index, const std::vector<std::uint8_t>& bytes) {
+  return {sample_path(spec, index), sample_label(spec, index), static_cast<std::int64_t>(bytes.size()),
+          sha256_hex(bytes)};
+}
+
+// Whether the file `entry` names is on disk as listed (its size; its checksum when asked).
+bool entry_intact(const std::string& dir, const ManifestEntry& entry, bool verify_checksum) {
+  const std::string path = join(dir, entry.path);
+  if (file_size(path) != entry.bytes) return false;
+  if (!verify_checksum) return true;
+  std::vector<std::uint8_t> bytes;
+  std::string error;
+  return read_file(path, bytes, error) && sha256_hex(bytes) == entry.sha256;
+}
+
+// Runs body(i) for i in [0, n) on `threads` threads; rethrows the first exception.
+template <typename Body>
+void parallel_for(std::int64_t n, int threads, Body&& body) {
+  std::atomic<std::int64_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    for (std::int64_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        body(i);
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        next.store(n);  // stop handing out work
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
+void DatasetSpec::validate() const {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument(what);
+  };
+  require(images >= 1 && images <= 10'000'000, fmt::format("images must be in 1..10000000 (got {})", images));
+  require(width >= 16 && width <= 8192 && height >= 16 && height <= 8192,
+          fmt::format("width and height must be in 16..8192 (got {}x{})", width, height));
+  require(classes >= 1 && classes <= 1000, fmt::format("classes must be in 1..1000 (got {})", classes));
+  require(quality >= 1 && quality <= 100, fmt::format("quality must be in 1..100 (got {})", quality));
+}
+
+std::string DatasetSpec::slug() const {
+  return fmt::format("n{}-{}x{}-k{}-q{}-s{}", images, width, height, classes, quality, seed);
+}
+
+std::string DatasetSpec::describe() const {
+  return fmt::format("{} images, {}x{}, {} classes, quality {}, seed {}", images, width, height, classes, quality,
+                     seed);
+}
+
+DatasetSpec quick_dataset_spec() {
+  DatasetSpec s;
+  s.images = 256;
+  return s;
+}
+
+std::int64_t Manifest::total_bytes() const {
+  std::int64_t total = 0;
+  for (const auto& f : files) total += f.bytes;
+  return total;
+}
+
+std::string sample_path(const DatasetSpec& spec, std::int64_t index) {
+  const int class_digits = std::max(2, digits(spec.classes - 1));
+  const int index_digits = std::max(6, digits(spec.images - 1));
+  return fmt::format("class_{:0{}}/img_{:0{}}.jpg", sample_label(spec, index), class_digits, index, index_digits);
+}
+
+int sample_label(const DatasetSpec& spec, std::int64_t index) { return static_cast<int>(index % spec.classes); }
+
+nlohmann::json manifest_to_json(const Manifest& m) {
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const auto& f : m.files) {
+    files.push_back({{"path", f.path}, {"label", f.label}, {"bytes", f.bytes}, {"sha256", f.sha256}});
+  }
+  nlohmann::ordered_json j = {{"format", kFormat},
+                              {"version", kFormatVersion},
+                              {"spec", spec_to_json(m.spec)},
+                              {"total_bytes", m.total_bytes()},
+                              {"files", files}};
+  return nlohmann::json::parse(j.dump());
+}
+
+Manifest read_manifest(const std::string& dir) {
+  const std::string path = join(dir, kManifestName);
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  try {
+    const auto j = nlohmann::json::parse(in);
+    if (j.value("format", "") != kFormat) throw InputError(fmt::format("{}: not a tipbench dataset manifest", path));
+    if (j.at("version").get<int>() != kFormatVersion) {
+      throw InputError(fmt::format("{}: manifest version {} (this tipbench reads {})", path,
+                                   j.at("version").get<int>(), kFormatVersion));
+    }
+    Manifest m;
+    m.spec = spec_from_json(j.at("spec"));
+    for (const auto& f : j.at("files")) {
+      m.files.push_back({f.at("path").get<std::string>(), f.at("label").get<int>(), f.at("bytes").get<std::int64_t>(),
+                         f.at("sha256").get<std::string>()});
+      if (m.files.back().label < 0 || m.files.back().label >= m.spec.classes) {
+        throw InputError(fmt::format("{}: label {} of {} is outside 0..{}", path, m.files.back().label,
+                                     m.files.back().path, m.spec.classes - 1));
+      }
+    }
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: malformed manifest: {}", path, e.what()));
+  }
+}
+
+MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const MakeOptions& options) {
+  spec.validate();
+  const auto started = std::chrono::steady_clock::now();
+  make_directories(dir);
+  DirectoryLock lock(dir);
+
+  MakeReport report;
+  std::optional<Manifest> old;
+  if (file_size(join(dir, kManifestName)) >= 0) {
+    if (foreign_manifest(join(dir, kManifestName))) {
+      throw InputError(fmt::format("{}/{} is not a tipbench dataset manifest: choose another directory", dir,
+                                   kManifestName));
+    }
+    try {
+      old = read_manifest(dir);
+    } catch (const InputError& e) {
+      report.partial = fmt::format("unreadable manifest ({})", e.what());
+    }
+    if (old && old->spec != spec) {
+      throw InputError(fmt::format(
+          "{} holds a dataset of another spec ({}; asked for {}): choose another directory, or delete it first", dir,
+          old->spec.describe(), spec.describe()));
+    }
+    if (old && static_cast<std::int64_t>(old->files.size()) != spec.images) {
+      report.partial = fmt::format("the manifest lists {} files, not {}", old->files.size(), spec.images);
+      old.reset();
+    }
+  } else if (is_directory(join(dir, class_dir_of(sample_path(spec, 0))))) {
+    report.partial = "no manifest.json (an interrupted make?)";
+  }
+
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(spec.images, spec.classes); ++i) {
+    make_directories(join(dir, class_dir_of(sample_path(spec, i))));
+  }
+
+  Manifest manifest;
+  manifest.spec = spec;
+  manifest.files.resize(static_cast<std::size_t>(spec.images));
+  std::atomic<std::int64_t> written{0};
+  const int threads = options.threads > 0 ? options.threads : available_cores();
+  parallel_for(spec.images, std::max(1, std::min<int>(threads, static_cast<int>(spec.images))), [&](std::int64_t i) {
+    auto& slot = manifest.files[static_cast<std::size_t>(i)];
+    if (old) {
+      const auto& listed = old->files[static_cast<std::size_t>(i)];
+      if (listed.path == sample_path(spec, i) && entry_intact(dir, listed, options.verify_checksums)) {
+        slot = listed;
+        return;
+      }
+    }
+    const RgbImage image = draw_sample(spec.seed, i, sample_label(spec, i), spec.classes, spec.width, spec.height);
+    const auto bytes = encode_jpeg(image, spec.quality);
+    slot = make_entry(spec, i, bytes);
+    write_file_replacing(join(dir, slot.path), bytes);
+    written.fetch_add(1);
+  });
+
+  report.written = written.load();
+  if (old && report.written == 0) {
+    report.outcome = MakeOutcome::reused;
+  } else {
+    if (old) report.partial = fmt::format("{} of {} files missing or changed", report.written, spec.images);
+    report.outcome = report.partial.empty() ? MakeOutcome::made : MakeOutcome::completed;
+    sync_filesystem(dir);  // the images reach the disk before the manifest that vouches for them
+    write_file_atomically(join(dir, kManifestName), manifest_to_json(manifest).dump(1));
+  }
+  report.manifest = std::move(manifest);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return report;
+}
+
+DatasetCheck check_dataset(const std::string& dir) {
+  DatasetCheck check;
+  check.dir_exists = is_directory(dir);
+  if (!check.dir_exists) return check;
+  try {
+    check.manifest = read_manifest(dir);
+  } catch (const InputError& e) {
+    check.manifest_error = e.what();
+    return check;
+  }
+  for (const auto& f : check.manifest->files) {
+    if (file_size(join(dir, f.path)) != f.bytes) check.absent.push_back(f.path);
+  }
+  return check;
+}
+
+std::string default_dataset_dir(const DatasetSpec& spec) {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::string base;
+  if (xdg && xdg[0] == '/') {
+    base = std::string(xdg) + "/tipbench";
+  } else if (home && home[0] == '/') {
+    base = std::string(home) + "/.cache/tipbench";
+  } else {
+    base = fmt::format("/tmp/tipbench-{}", ::getuid());
+  }
+  return base + "/datasets/" + spec.slug();
+}
+
+std::string sha256_hex(std::span<const std::uint8_t> bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("SHA-256 failed (OpenSSL EVP_Digest)");
+  }
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+}  // namespace tipbench::data

@@ -1,0 +1,116 @@
+#include "files.h"
+
+#include "tipbench/result.h"  // InputError
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace tipbench::data::detail {
+
+std::int64_t file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  return st.st_size;
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void make_directories(const std::string& path) {
+  if (path.empty() || is_directory(path)) return;
+  const auto slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) make_directories(path.substr(0, slash));
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    throw InputError(fmt::format("cannot create the directory {}: {}", path, std::strerror(errno)));
+  }
+  if (!is_directory(path)) throw InputError(fmt::format("cannot create the directory {}: a file is in the way", path));
+}
+
+bool read_file(const std::string& path, std::vector<std::uint8_t>& out, std::string& error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    error = std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
+  out.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    if (n == 0) break;  // the file shrank since fstat: what was read is what there is
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  out.resize(done);
+  return true;
+}
+
+void write_file_replacing(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::string temp = path + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int saved = errno;
+      ::close(fd);
+      ::unlink(temp.c_str());
+      throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(saved)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::fchmod(fd, 0644);
+  ::close(fd);
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(temp.c_str());
+    throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(saved)));
+  }
+}
+
+void sync_filesystem(const std::string& dir) {
+  if (const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
+    ::syncfs(fd);
+    ::close(fd);
+  }
+}
+
+DirectoryLock::DirectoryLock(const std::string& dir) {
+  const std::string path = dir + "/.lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw InputError(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      const int saved = errno;
+      ::close(fd_);
+      throw InputError(fmt::format("cannot lock {}: {}", path, std::strerror(saved)));
+    }
+  }
+}
+
+DirectoryLock::~DirectoryLock() { ::close(fd_); }  // closing releases the lock
+
+}  // namespace tipbench::data::detail

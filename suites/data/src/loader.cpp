@@ -1,0 +1,179 @@
+#include "tipbench/data/loader.h"
+
+#include "files.h"
+#include "tipbench/data/jpeg.h"
+#include "tipbench/data/rng.h"
+#include "tipbench/result.h"  // InputError
+
+#include <fmt/format.h>
+
+#include <numeric>
+#include <stdexcept>
+
+namespace tipbench::data {
+
+namespace {
+
+constexpr std::size_t kBadFilesKept = 100;
+
+std::int64_t batches_per_epoch_of(std::int64_t samples, const LoaderOptions& o) {
+  if (o.batch_size <= 0) throw std::invalid_argument("Loader: batch_size must be positive");
+  if (o.workers < 0 || o.prefetch_factor < 1) throw std::invalid_argument("Loader: workers >= 0, prefetch_factor >= 1");
+  const std::int64_t n = o.drop_last ? samples / o.batch_size : (samples + o.batch_size - 1) / o.batch_size;
+  if (n == 0) {
+    throw std::invalid_argument(fmt::format("Loader: the dataset has {} images, fewer than one batch of {}", samples,
+                                            o.batch_size));
+  }
+  return n;
+}
+
+}  // namespace
+
+Loader::Loader(Manifest manifest, std::string root, LoaderOptions options)
+    : manifest_(std::move(manifest)),
+      root_(std::move(root)),
+      options_(options),
+      batches_per_epoch_(batches_per_epoch_of(static_cast<std::int64_t>(manifest_.files.size()), options)),
+      depth_(options.workers * options.prefetch_factor) {
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+Loader::~Loader() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  stopping_.store(true);
+  work_cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+std::int64_t Loader::batch_bytes() const {
+  const std::int64_t side = options_.augment.output_size;
+  return options_.batch_size * (3 * side * side * static_cast<std::int64_t>(sizeof(float)) +
+                                static_cast<std::int64_t>(sizeof(std::int64_t)));
+}
+
+int Loader::ready_batches() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(ready_.size());
+}
+
+std::vector<BadFile> Loader::bad_files() const {
+  std::lock_guard lock(bad_mutex_);
+  return bad_files_;
+}
+
+HostBatch Loader::next() {
+  if (workers_.empty()) return make_batch(consumed_++, inline_scratch_);
+  std::unique_lock lock(mutex_);
+  ready_cv_.wait(lock, [&] { return ready_.count(consumed_) > 0; });
+  auto node = ready_.extract(consumed_);
+  ++consumed_;
+  lock.unlock();
+  work_cv_.notify_all();  // a slot is free: a worker may claim the next sequence number
+  if (node.mapped().error) std::rethrow_exception(node.mapped().error);
+  return std::move(node.mapped().batch);
+}
+
+void Loader::worker_loop() {
+  Scratch scratch;
+  while (true) {
+    std::int64_t sequence = 0;
+    {
+      std::unique_lock lock(mutex_);
+      // At most depth_ batches claimed ahead of the consumer: made, being made, or waiting.
+      work_cv_.wait(lock, [&] { return stop_ || next_to_claim_ < consumed_ + depth_; });
+      if (stop_) return;
+      sequence = next_to_claim_++;
+    }
+    Slot slot;
+    try {
+      slot.batch = make_batch(sequence, scratch);
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+    if (stopping_.load()) return;
+    {
+      std::lock_guard lock(mutex_);
+      ready_.emplace(sequence, std::move(slot));
+    }
+    ready_cv_.notify_all();
+  }
+}
+
+std::shared_ptr<const std::vector<std::int64_t>> Loader::permutation(std::int64_t epoch) {
+  std::lock_guard lock(permutation_mutex_);
+  for (const auto& [e, p] : permutations_) {
+    if (e == epoch) return p;
+  }
+  auto order = std::make_shared<std::vector<std::int64_t>>(manifest_.files.size());
+  std::iota(order->begin(), order->end(), 0);
+  if (options_.shuffle) {  // Fisher-Yates, keyed by (seed, epoch): the same order for any worker count
+    Rng rng = Rng::keyed({options_.seed, static_cast<std::uint64_t>(epoch), 0x5eed});
+    for (std::size_t i = order->size(); i > 1; --i) std::swap((*order)[i - 1], (*order)[rng.below(static_cast<std::int64_t>(i))]);
+  }
+  // Batches of two neighbouring epochs are in flight at an epoch boundary: keep two.
+  if (permutations_.size() == 2) permutations_.erase(permutations_.begin());
+  permutations_.emplace_back(epoch, order);
+  return order;
+}
+
+void Loader::skip(const ManifestEntry& entry, const std::string& reason) {
+  if (options_.corrupt_policy == CorruptPolicy::fail) {
+    throw InputError(fmt::format("{}/{}: {} (--corrupt-policy fail stops here; skip leaves such files out)", root_,
+                                 entry.path, reason));
+  }
+  skipped_total_.fetch_add(1);
+  std::lock_guard lock(bad_mutex_);
+  if (bad_paths_.insert(entry.path).second && bad_files_.size() < kBadFilesKept) {
+    bad_files_.push_back({entry.path, reason});
+  }
+}
+
+HostBatch Loader::make_batch(std::int64_t sequence, Scratch& scratch) {
+  const std::int64_t epoch = sequence / batches_per_epoch_;
+  const std::int64_t first = (sequence % batches_per_epoch_) * options_.batch_size;
+  const auto order = permutation(epoch);
+  const std::int64_t count = std::min<std::int64_t>(options_.batch_size, static_cast<std::int64_t>(order->size()) - first);
+  const std::int64_t side = options_.augment.output_size;
+  const std::int64_t plane = 3 * side * side;
+
+  HostBatch batch;
+  batch.sequence = sequence;
+  batch.epoch = epoch;
+  const auto pinned = torch::TensorOptions().pinned_memory(options_.pin_memory);
+  batch.images = torch::empty({count, 3, side, side}, pinned.dtype(torch::kFloat));
+  batch.labels = torch::empty({count}, pinned.dtype(torch::kLong));
+  float* pixels = batch.images.data_ptr<float>();
+  std::int64_t* labels = batch.labels.data_ptr<std::int64_t>();
+  std::string error;
+  for (std::int64_t k = first; k < first + count; ++k) {
+    if (stopping_.load(std::memory_order_relaxed)) break;  // the loader is shutting down
+    const std::int64_t index = (*order)[k];
+    const ManifestEntry& entry = manifest_.files[static_cast<std::size_t>(index)];
+    if (!detail::read_file(root_ + "/" + entry.path, scratch.file, error)) {
+      skip(entry, "cannot read: " + error);
+      ++batch.skipped_missing;
+      continue;
+    }
+    if (!decode_jpeg(scratch.file, scratch.image, error)) {
+      skip(entry, "cannot decode: " + error);
+      ++batch.skipped_corrupt;
+      continue;
+    }
+    Rng rng = Rng::keyed({options_.seed, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(index), 0xa0a0});
+    const CropBox box = random_resized_crop(scratch.image.width, scratch.image.height, options_.augment, rng);
+    const std::int64_t row = batch.rows();
+    crop_resize_normalize(scratch.image, box, options_.augment, pixels + row * plane, scratch.resize);
+    labels[row] = entry.label;
+    batch.indices.push_back(index);
+  }
+  if (batch.rows() < count) {  // skipped files: the batch shrinks (the storage stays pinned)
+    batch.images = batch.images.narrow(0, 0, batch.rows());
+    batch.labels = batch.labels.narrow(0, 0, batch.rows());
+  }
+  return batch;
+}
+
+}  // namespace tipbench::data

@@ -1,0 +1,170 @@
+// Tip: load data asynchronously (DataLoader num_workers > 0) into pinned memory (pin_memory=True)
+// and copy it with non_blocking=True, so decoding and augmentation on the CPU overlap the
+// training step instead of starving it. A grid of workers {0, 1, 2, 4, ..., cores} x
+// pin_memory {false, true}, training on a real on-disk JPEG dataset (decode with libjpeg-turbo,
+// RandomResizedCrop + flip + normalize on CPU workers). Baseline: workers 0, pin_memory false
+// (PyTorch's defaults). --loader-only drops the model: the data-loading ceiling, measured next to
+// the model's consumption rate on synthetic data, says whether training is input-bound.
+#include "common/loader_notes.h"
+#include "common/loader_workload.h"
+#include "common/training.h"
+#include "tipbench/data/dataset.h"
+#include "tipbench/data/system.h"
+#include "tipbench/models/model.h"
+#include "tipbench/registry.h"
+
+#include <fmt/format.h>
+
+namespace tipbench::suites {
+
+namespace {
+
+// 0, 1, 2, 4, ... below the core count, then the core count itself.
+std::vector<int> worker_counts(int cores) {
+  std::vector<int> counts{0};
+  for (int w = 1; w < cores; w *= 2) counts.push_back(w);
+  counts.push_back(cores);
+  return counts;
+}
+
+// --batch-size, else the training suites' default; a --quick run on a CPU uses 8 so its short
+// trials still span many batches (decoding 500x375 JPEGs costs a few ms per image per core).
+std::int64_t loader_batch_size(const SuiteContext& context, const std::string& model) {
+  if (context.batch_size <= 0 && context.quick && !context.device.is_cuda()) return 8;
+  return batch_size_for(context, model);
+}
+
+std::string grid_arm_name(int workers, bool pin) { return fmt::format("w{}{}", workers, pin ? "_pin" : ""); }
+
+data::DatasetSpec default_spec(const SuiteContext& context) {
+  return context.quick ? data::quick_dataset_spec() : data::DatasetSpec{};
+}
+
+std::string dataset_dir(const SuiteContext& context) {
+  return context.data_dir.empty() ? data::default_dataset_dir(default_spec(context)) : context.data_dir;
+}
+
+data::CorruptPolicy corrupt_policy(const SuiteContext& context) {
+  try {
+    return data::parse_corrupt_policy(context.corrupt_policy);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+}
+
+}  // namespace
+
+class DataLoader final : public Suite {
+ public:
+  std::string name() const override { return "dataloader"; }
+  std::string description() const override {
+    return "DataLoader workers {0, 1, 2, 4, ..., cores} x pin_memory, training from on-disk JPEGs "
+           "(default: workers 0, pageable)";
+  }
+
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    std::vector<ArmSpec> grid;
+    for (bool pin : {false, true}) {
+      for (int workers : worker_counts(data::available_cores())) {
+        grid.push_back({grid_arm_name(workers, pin),
+                        {{"workers", std::to_string(workers)}, {"pin_memory", pin ? "true" : "false"}}});
+      }
+    }
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      Levels params{{"mode", context.loader_only ? "loader_only" : "train"},
+                    {"model", model},
+                    {"batch", std::to_string(loader_batch_size(context, model))},
+                    {"image_size", std::to_string(models::resolved_image_size(model, {}))}};
+      std::vector<ArmSpec> arms = grid;
+      // The model's consumption rate: training on batches already on the device.
+      if (context.loader_only) arms.push_back({"synthetic", {{"input", "synthetic"}}});
+      out.push_back({params, arms});
+    }
+    return out;
+  }
+
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&,
+                                         const ArmSpec& arm) const override {
+    const bool pin = arm.name != "synthetic" && level(arm.levels, "pin_memory") == "true";
+    if (pin && !context.device.is_cuda()) {
+      return "pin_memory page-locks batches for asynchronous copies to a CUDA device; this run is on " +
+             context.device.str() + " (the workers axis runs)";
+    }
+    return std::nullopt;
+  }
+
+  void prepare_run(const SuiteContext& context) const override {
+    corrupt_policy(context);  // a bad name is an input error before anything runs
+    const std::string dir = dataset_dir(context);
+    if (context.data_dir.empty()) {  // the cache's dataset: made, or completed, on first use
+      const auto spec = default_spec(context);
+      const auto report = data::make_dataset(dir, spec, {.verify_checksums = false});
+      if (report.outcome != data::MakeOutcome::reused) {
+        fmt::print(stderr, "dataloader: {} {} ({}) in {:.1f} s\n",
+                   report.outcome == data::MakeOutcome::made ? "made" : "completed", dir, spec.describe(),
+                   report.seconds);
+      }
+      return;
+    }
+    const auto check = data::check_dataset(dir);
+    if (!check.dir_exists) {
+      throw InputError(fmt::format("--data {}: no such directory. Make a dataset there with: tipbench data make --out {}",
+                                   dir, dir));
+    }
+    if (!check.manifest) {
+      throw InputError(fmt::format("--data {}: not a complete dataset ({}). Make or complete it with: tipbench data "
+                                   "make --out {} (with the flags it was made with)",
+                                   dir, check.manifest_error, dir));
+    }
+    for (const auto& c : cases(context)) {
+      const auto batch = std::stoll(level(c.params, "batch"));
+      if (check.manifest->spec.images < batch) {
+        throw InputError(fmt::format("--data {}: {} images, fewer than one batch of {}; make a larger dataset "
+                                     "(tipbench data make --images N) or pass a smaller --batch-size",
+                                     dir, check.manifest->spec.images, batch));
+      }
+    }
+    if (!check.absent.empty()) {
+      fmt::print(stderr, "dataloader: {} of {} files listed in {}/{} are missing or of another size (first: {}); {}\n",
+                 check.absent.size(), check.manifest->files.size(), dir, data::kManifestName, check.absent.front(),
+                 corrupt_policy(context) == data::CorruptPolicy::skip
+                     ? "they are skipped and counted (--corrupt-policy skip)"
+                     : "the run stops at the first (--corrupt-policy fail)");
+    }
+  }
+
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const override {
+    const std::string dir = dataset_dir(context);
+    data::Manifest manifest = data::read_manifest(dir);
+    const auto model = level(c.params, "model");
+    const auto batch = std::stoll(level(c.params, "batch"));
+    const auto image = std::stoi(level(c.params, "image_size"));
+    if (arm.name == "synthetic") {
+      TrainingSpec spec;
+      spec.model = model;
+      spec.batch_size = batch;
+      spec.model_options.image_size = image;
+      spec.model_options.num_classes = manifest.spec.classes;
+      return make_training_workload(context, spec);
+    }
+    LoaderWorkloadSpec spec;
+    spec.model = level(c.params, "mode") == "train" ? model : "";
+    spec.batch_size = batch;
+    spec.loader.workers = std::stoi(level(arm.levels, "workers"));
+    spec.loader.pin_memory = level(arm.levels, "pin_memory") == "true";
+    spec.loader.corrupt_policy = corrupt_policy(context);
+    spec.loader.seed = context.seed;
+    spec.loader.augment.output_size = image;
+    return make_loader_workload(context, spec, std::move(manifest), dir);
+  }
+
+  std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
+    return dataloader_notes(result, settings);
+  }
+};
+
+TIPBENCH_REGISTER_SUITE(DataLoader);
+
+}  // namespace tipbench::suites

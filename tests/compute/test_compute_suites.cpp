@@ -1,0 +1,170 @@
+// What jit_fusion, checkpointing and batch_size plan on a CPU (cases, arms, skips with reasons),
+// and the conclusions their notes draw from a result: where throughput stops growing, seeds and
+// epochs to the target accuracy.
+#include "tipbench/registry.h"
+#include "tipbench/summary.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using tipbench::ArmResult;
+using tipbench::ArmStatus;
+using tipbench::CaseResult;
+using tipbench::CaseSpec;
+using tipbench::SuiteContext;
+
+SuiteContext cpu(bool quick) {
+  SuiteContext c;
+  c.quick = quick;
+  return c;
+}
+
+std::vector<std::string> arm_names(const CaseSpec& c) {
+  std::vector<std::string> out;
+  for (const auto& a : c.arms) out.push_back(a.name);
+  return out;
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+const tipbench::Suite& suite(const std::string& name) {
+  const auto* s = tipbench::find_suite(name);
+  if (!s) throw std::runtime_error("suite not registered: " + name);
+  return *s;
+}
+
+TEST(JitFusionSuite, QuickCpuPlan) {
+  const auto& s = suite("jit_fusion");
+  const auto cases = s.cases(cpu(true));
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(tipbench::case_name("jit_fusion", cases[0]), "jit_fusion/block:bias_gelu/shape:256x3072");
+  EXPECT_EQ(tipbench::case_name("jit_fusion", cases[1]),
+            "jit_fusion/block:vit_mlp/model:vit_ti_16/batch:8/image:32/layers:2");
+  for (const auto& c : cases) {
+    EXPECT_EQ(arm_names(c), (std::vector<std::string>{"eager", "torchscript", "native"}));
+    EXPECT_FALSE(s.skip_reason(cpu(true), c, c.arms[0]));
+  }
+  const auto full = s.cases(cpu(false));
+  EXPECT_EQ(full.size(), 5u);  // four pointwise blocks and the ViT MLP
+  const auto& bdr = full[2];
+  ASSERT_EQ(tipbench::level(bdr.params, "block"), "bias_dropout_residual");
+  const auto why = s.skip_reason(cpu(false), bdr, bdr.arms[2]);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "no fused")) << *why;
+}
+
+TEST(JitFusionSuite, MacroCaseNeedsAViT) {
+  auto context = cpu(true);
+  context.models = {"resnet18"};
+  const auto& s = suite("jit_fusion");
+  const auto cases = s.cases(context);
+  const auto& macro = cases.back();
+  const auto why = s.skip_reason(context, macro, macro.arms[0]);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "ViT")) << *why;
+}
+
+TEST(CheckpointingSuite, CpuPlanSkipsTheLargestBatchSearchWithTheReason) {
+  const auto& s = suite("checkpointing");
+  const auto quick = s.cases(cpu(true));
+  ASSERT_EQ(quick.size(), 2u);
+  EXPECT_EQ(arm_names(quick[0]), (std::vector<std::string>{"off", "per_stage"}));
+  EXPECT_EQ(arm_names(s.cases(cpu(false))[0]), (std::vector<std::string>{"off", "per_stage", "every_2"}));
+  EXPECT_FALSE(s.skip_reason(cpu(true), quick[0], quick[0].arms[1]));
+  const auto why = s.skip_reason(cpu(true), quick[1], quick[1].arms[0]);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "CUDA")) << *why;
+  EXPECT_EQ(tipbench::level(quick[1].params, "batch"), "largest");
+}
+
+TEST(BatchSizeSuite, QuickCpuPlan) {
+  const auto& s = suite("batch_size");
+  const auto cases = s.cases(cpu(true));
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"b16", "b32", "b64"}));
+  EXPECT_EQ(arm_names(cases[1]), (std::vector<std::string>{"small", "large", "large_warmup"}));
+  EXPECT_EQ(tipbench::join_levels(cases[1].arms[1].levels), "batch:256/lr:0.4/warmup_epochs:0");
+  EXPECT_EQ(tipbench::join_levels(cases[1].arms[2].levels), "batch:256/lr:0.4/warmup_epochs:1");
+}
+
+// Block k of every time-to-accuracy arm trains with seed + k: a fixed seed set, paired across arms.
+TEST(BatchSizeSuite, TimeToAccuracyTrialsWalkTheSeedSet) {
+  const auto& s = suite("batch_size");
+  auto context = cpu(true);
+  context.seed = 100;
+  const auto c = s.cases(context)[1];
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    for (const auto& arm : c.arms) EXPECT_EQ(s.prepare(context, c, arm)->metrics().at("seed"), 100.0 + k);
+  }
+}
+
+ArmResult sweep_arm(int batch, std::vector<double> throughputs) {
+  ArmResult a;
+  a.arm = "b" + std::to_string(batch);
+  a.levels = {{"batch", std::to_string(batch)}};
+  for (int b = 0; b < static_cast<int>(throughputs.size()); ++b) {
+    tipbench::Trial t;
+    t.block = b;
+    t.throughput_samples_per_s = throughputs[b];
+    a.trials.push_back(t);
+  }
+  return a;
+}
+
+std::vector<std::string> sweep_notes(std::vector<ArmResult> arms) {
+  tipbench::SuiteResult r;
+  CaseResult c;
+  c.name = "batch_size/model:small_cnn/experiment:sweep";
+  c.params = {{"model", "small_cnn"}, {"experiment", "sweep"}};
+  c.arms = std::move(arms);
+  r.cases.push_back(c);
+  return suite("batch_size").notes(r, tipbench::MeasureSettings{});
+}
+
+TEST(BatchSizeSuite, NotesMarkWhereThroughputStopsGrowing) {
+  const std::vector<double> base{100, 101, 99, 100, 100.5, 99.5};
+  auto scaled = [&](double f) {
+    std::vector<double> v;
+    for (double x : base) v.push_back(x * f);
+    return v;
+  };
+  auto notes = sweep_notes({sweep_arm(16, base), sweep_arm(32, scaled(1.5)), sweep_arm(64, scaled(1.505))});
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(contains(notes[0], "stops growing at batch 32")) << notes[0];
+  EXPECT_TRUE(contains(notes[0], "b64 vs b32")) << notes[0];
+  notes = sweep_notes({sweep_arm(16, base), sweep_arm(32, scaled(1.5)), sweep_arm(64, scaled(2.1))});
+  EXPECT_TRUE(contains(notes[0], "still grows")) << notes[0];
+}
+
+TEST(BatchSizeSuite, NotesGiveSeedsAndEpochsToTarget) {
+  ArmResult a;
+  a.arm = "small";
+  a.info = {{"target_accuracy", 0.85}};
+  for (int b = 0; b < 4; ++b) {
+    tipbench::Trial t;
+    t.block = b;
+    t.metrics = {{"accuracy_at_epoch_001", 0.7}, {"accuracy_at_epoch_002", 0.86}};
+    if (b < 3) {
+      t.metrics["epochs_to_target"] = 2;
+      t.metrics["seconds_to_target"] = 1.5;
+    }
+    a.trials.push_back(t);
+  }
+  tipbench::summarize_arm(a);
+  tipbench::SuiteResult r;
+  CaseResult c;
+  c.name = "batch_size/model:small_cnn/experiment:time_to_accuracy";
+  c.params = {{"model", "small_cnn"}, {"experiment", "time_to_accuracy"}};
+  c.arms = {a};
+  r.cases.push_back(c);
+  const auto notes = suite("batch_size").notes(r, tipbench::MeasureSettings{});
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(contains(notes[0], "reached in 3/4 seeds")) << notes[0];
+  EXPECT_TRUE(contains(notes[0], "epochs 2")) << notes[0];
+  EXPECT_TRUE(contains(notes[0], "by epoch: 0.700 0.860")) << notes[0];
+}
+
+}  // namespace

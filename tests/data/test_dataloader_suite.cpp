@@ -1,0 +1,191 @@
+// The dataloader suite end to end through the CLI, in-process, on a tiny on-disk dataset:
+// `tipbench data make`, a quick run with its grid, metrics, skipped pinned arms and notes, the
+// loader-only ceiling, a missing dataset and the corrupt-file policies.
+#include "tipbench/data/dataset.h"
+#include "tipbench/exit_codes.h"
+#include "tipbench/result.h"
+
+#include "cli_capture.h"
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+
+#include <set>
+
+namespace {
+
+namespace data = tipbench::data;
+using tipbench::ArmStatus;
+using tipbench::testing::cli;
+using tipbench::testing::fresh_scratch_dir;
+using tipbench::testing::list_dir;
+using tipbench::testing::write_bytes;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A dataset small enough for a test: 48 images of 128x96, 4 classes.
+std::string tiny_dataset(const std::string& name) {
+  const auto dir = fresh_scratch_dir(name) / "data";
+  const auto o = cli({"data", "make", "--out", dir.string(), "--images", "48", "--size", "128x96", "--classes", "4"});
+  EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  return dir.string();
+}
+
+std::vector<std::string> quick_run(const std::string& data_dir, const std::string& out, int blocks = 3) {
+  return {"run",        "--suite", "dataloader", "--device", "cpu",    "--quick", "--blocks", std::to_string(blocks),
+          "--batch-size", "8",     "--data",     data_dir,   "--out", out};
+}
+
+TEST(DataMake, MakesReusesAndRefusesBadInput) {
+  const auto dir = fresh_scratch_dir("suite_make") / "d";
+  auto o = cli({"data", "make", "--out", dir.string(), "--images", "12", "--size", "64x48", "--classes", "3"});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  EXPECT_TRUE(contains(o.out, "made " + dir.string())) << o.out;
+  const auto m = data::read_manifest(dir.string());
+  EXPECT_EQ(m.spec.images, 12);
+  EXPECT_EQ(m.spec.width, 64);
+  EXPECT_EQ(m.spec.height, 48);
+  o = cli({"data", "make", "--out", dir.string(), "--images", "12", "--size", "64x48", "--classes", "3"});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  EXPECT_TRUE(contains(o.out, "reused")) << o.out;
+  ::unlink((dir / m.files[4].path).c_str());
+  o = cli({"data", "make", "--out", dir.string(), "--images", "12", "--size", "64x48", "--classes", "3"});
+  EXPECT_TRUE(contains(o.out, "completed")) << o.out;
+  EXPECT_TRUE(contains(o.out, "1 of 12 files missing")) << o.out;
+
+  EXPECT_EQ(cli({"data", "make", "--out", dir.string(), "--images", "13", "--size", "64x48", "--classes", "3"}).code,
+            tipbench::exit_code::usage);  // another spec in the same directory
+  o = cli({"data", "make", "--out", dir.string(), "--size", "64by48"});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "WIDTHxHEIGHT")) << o.err;
+  EXPECT_EQ(cli({"data", "make", "--images", "3"}).code, tipbench::exit_code::usage);  // --out is required
+  EXPECT_EQ(cli({"data", "make", "--out", dir.string(), "--size", "8x8"}).code, tipbench::exit_code::usage);
+  EXPECT_EQ(cli({"data"}).code, tipbench::exit_code::usage);
+}
+
+TEST(DataloaderSuite, MissingDatasetIsAnInputErrorThatNamesTheFix) {
+  const auto dir = fresh_scratch_dir("suite_missing");
+  const auto out = (dir / "r.json").string();
+  auto o = cli(quick_run((dir / "nope").string(), out));
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "tipbench data make --out " + (dir / "nope").string())) << o.err;
+  // A directory without a manifest: not a dataset.
+  o = cli(quick_run(dir.string(), out));
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "manifest.json")) << o.err;
+  EXPECT_EQ(list_dir(dir), std::vector<std::string>{}) << "nothing is written on an input error";
+  EXPECT_EQ(cli({"run", "--suite", "dataloader", "--corrupt-policy", "ignore"}).code, tipbench::exit_code::usage);
+}
+
+TEST(DataloaderSuite, QuickRunOnTheCpuMeasuresTheWorkersGrid) {
+  const std::string data_dir = tiny_dataset("suite_quick");
+  const auto out = (fresh_scratch_dir("suite_quick_out") / "r.json").string();
+  const auto o = cli(quick_run(data_dir, out));
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err << o.out;
+  const auto r = tipbench::read_result(out);
+  ASSERT_EQ(r.suites.size(), 1u);
+  const auto& suite = r.suites[0];
+  ASSERT_EQ(suite.cases.size(), 1u);
+  const auto& c = suite.cases[0];
+  EXPECT_EQ(c.name, "dataloader/mode:train/model:small_cnn/batch:8/image_size:32");
+  ASSERT_GE(c.arms.size(), 4u);
+  EXPECT_EQ(c.arms[0].arm, "w0");
+  EXPECT_TRUE(c.arms[0].baseline);
+  std::set<std::string> workers_run;
+  for (const auto& arm : c.arms) {
+    SCOPED_TRACE(arm.name);
+    const bool pin = arm.levels.at(1) == std::pair<std::string, std::string>{"pin_memory", "true"};
+    EXPECT_EQ(arm.levels.at(0).first, "workers");
+    if (pin) {  // no GPU in this run: skipped with the reason, the workers axis runs
+      EXPECT_EQ(arm.status, ArmStatus::skipped);
+      EXPECT_TRUE(contains(arm.reason, "CUDA")) << arm.reason;
+      continue;
+    }
+    ASSERT_EQ(arm.status, ArmStatus::ok) << arm.reason;
+    workers_run.insert(arm.levels.at(0).second);
+    ASSERT_EQ(arm.trials.size(), 3u);
+    for (const auto& t : arm.trials) {
+      EXPECT_GE(t.metrics.at("data_wait_fraction"), 0.0);
+      EXPECT_LE(t.metrics.at("data_wait_fraction"), 1.0);
+      EXPECT_GT(t.metrics.at("cpu_busy_cores"), 0.0);
+      EXPECT_GT(t.metrics.at("host_rss_bytes"), 0.0);
+      EXPECT_EQ(t.metrics.at("skipped_files"), 0.0);
+      EXPECT_FALSE(t.metrics.count("h2d_copy_ms")) << "no copy on the CPU";
+    }
+    EXPECT_EQ(arm.info.at("mode"), "train");
+    EXPECT_EQ(arm.info.at("workers").get<int>(), std::stoi(arm.levels.at(0).second));
+    EXPECT_GE(arm.info.at("torch_threads").get<int>(), 1);
+    EXPECT_EQ(arm.info.at("dataset").at("images").get<int>(), 48);
+    EXPECT_EQ(arm.info.at("h2d_copy"), "none");
+    EXPECT_TRUE(arm.metrics.count("data_wait_fraction"));
+  }
+  EXPECT_TRUE(workers_run.count("0") && workers_run.count("1")) << "the workers axis runs";
+  EXPECT_FALSE(c.comparisons.empty());
+  ASSERT_FALSE(suite.notes.empty());
+  EXPECT_TRUE(contains(suite.notes[0], "waited for data")) << suite.notes[0];
+  EXPECT_TRUE(contains(o.out, "waited for data")) << "notes are printed with the table";
+}
+
+TEST(DataloaderSuite, LoaderOnlyComparesTheCeilingWithTheModelsConsumption) {
+  const std::string data_dir = tiny_dataset("suite_loader_only");
+  const auto out = (fresh_scratch_dir("suite_loader_only_out") / "r.json").string();
+  auto args = quick_run(data_dir, out);
+  args.push_back("--loader-only");
+  const auto o = cli(args);
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err << o.out;
+  const auto r = tipbench::read_result(out);
+  const auto& c = r.suites.at(0).cases.at(0);
+  EXPECT_EQ(c.name, "dataloader/mode:loader_only/model:small_cnn/batch:8/image_size:32");
+  const auto& model = c.arms.back();
+  EXPECT_EQ(model.arm, "synthetic");
+  EXPECT_EQ(model.status, ArmStatus::ok) << model.reason;
+  EXPECT_EQ(c.arms.front().info.at("mode"), "loader_only");
+  EXPECT_FALSE(c.arms.front().info.contains("model"));
+  const auto& notes = r.suites[0].notes;
+  ASSERT_GE(notes.size(), 2u);
+  EXPECT_TRUE(contains(notes[0], "loader ceiling")) << notes[0];
+  int verdicts = 0;
+  for (const auto& n : notes) {
+    verdicts += contains(n, "input-bound") || contains(n, "keeps up") || contains(n, "about even");
+  }
+  EXPECT_GE(verdicts, 2) << "one verdict per runnable grid cell";
+}
+
+TEST(DataloaderSuite, CorruptFilesAreSkippedAndCountedOrFailTheRun) {
+  const std::string data_dir = tiny_dataset("suite_corrupt");
+  const auto manifest = data::read_manifest(data_dir);
+  // Every fourth file: nearly every batch of 8 (of 48 files) holds one, so the timed steps meet them.
+  std::set<std::string> bad;
+  for (std::size_t i = 0; i < manifest.files.size(); i += 4) {
+    bad.insert(manifest.files[i].path);
+    write_bytes(data_dir + "/" + manifest.files[i].path, "this is not a JPEG file");
+  }
+  const auto out_dir = fresh_scratch_dir("suite_corrupt_out");
+
+  auto args = quick_run(data_dir, (out_dir / "fail.json").string());
+  args.insert(args.end(), {"--corrupt-policy", "fail"});
+  auto o = cli(args);
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.out;
+  EXPECT_TRUE(contains(o.err, "--corrupt-policy fail")) << o.err;
+  EXPECT_TRUE(contains(o.err, "class_")) << "names the file: " << o.err;
+  EXPECT_EQ(list_dir(out_dir), std::vector<std::string>{});
+
+  // Two blocks are enough; no comparison is needed here.
+  o = cli(quick_run(data_dir, (out_dir / "skip.json").string(), /*blocks=*/2));
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto r = tipbench::read_result((out_dir / "skip.json").string());
+  const auto& w0 = r.suites.at(0).cases.at(0).arms.at(0);
+  ASSERT_EQ(w0.status, ArmStatus::ok);
+  ASSERT_TRUE(w0.info.contains("skipped_files"));
+  for (const auto& f : w0.info.at("skipped_files")) {
+    EXPECT_TRUE(bad.count(f.at("path").get<std::string>())) << f.dump();
+    EXPECT_TRUE(contains(f.at("reason").get<std::string>(), "cannot decode")) << f.dump();
+  }
+  double skipped = 0;
+  for (const auto& t : w0.trials) skipped += t.metrics.at("skipped_files");
+  EXPECT_GT(skipped, 0) << "the timed steps met bad files";
+  EXPECT_TRUE(contains(o.out, "skipped as corrupt or missing")) << "a note says so";
+}
+
+}  // namespace

@@ -1,0 +1,77 @@
+// Synthetic result documents for the gate and report tests: per-block throughputs drawn from a
+// known distribution (median `throughput`, between-block CV `cv`), optionally slowed by a
+// planted factor, so the tests know the right answer.
+//   auto r = tipbench::testing::synthetic_run({.slug = "cpu-x-2c_torch2.11.0", .seed = 3});
+#pragma once
+
+#include "tipbench/result.h"
+#include "tipbench/summary.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tipbench::testing {
+
+struct SyntheticSpec {
+  std::string slug = "cpu-test-cpu-2c_torch2.11.0";
+  std::string cpu_model = "Test CPU";
+  std::vector<std::string> suites{"zero_grad"};
+  int cases_per_suite = 1;
+  int blocks = 10;
+  double throughput = 1000;  // samples/s, median
+  double cv = 0.01;          // between-block noise
+  double factor = 1.0;       // planted change of every treatment AND baseline arm's throughput
+  std::uint64_t seed = 0;
+  std::string timestamp = "2026-11-21T09:00:00Z";
+  bool memory = true;
+};
+
+inline Result synthetic_run(const SyntheticSpec& spec) {
+  Result r;
+  r.context.tipbench_version = "0.1.0";
+  r.context.timestamp_utc = spec.timestamp;
+  r.context.hostname = "testhost";
+  r.context.device = "cpu";
+  r.context.fingerprint.cpu_model = spec.cpu_model;
+  r.context.fingerprint.cpu_cores = 2;
+  r.context.fingerprint.libtorch_version = "2.11.0";
+  r.context.fingerprint_slug = spec.slug;
+  r.context.argv = {"tipbench", "run", "--quick"};
+  r.context.settings.blocks = spec.blocks;
+  std::mt19937_64 rng(spec.seed);
+  std::normal_distribution<double> noise(0.0, spec.cv);
+  for (const auto& name : spec.suites) {
+    SuiteResult suite{name, "synthetic " + name, "in_process", {}, {}};
+    for (int ci = 0; ci < spec.cases_per_suite; ++ci) {
+      CaseResult c;
+      c.name = name + "/model:m" + std::to_string(ci) + "/batch:8";
+      c.params = {{"model", "m" + std::to_string(ci)}, {"batch", "8"}};
+      for (const std::string arm : {"base", "treat"}) {
+        ArmResult a;
+        a.name = c.name + "/arm:" + arm;
+        a.arm = arm;
+        a.baseline = arm == "base";
+        a.levels = {{"knob", arm}};
+        for (int b = 0; b < spec.blocks; ++b) {
+          Trial t;
+          t.block = b;
+          t.samples_per_step = 8;
+          t.throughput_samples_per_s = spec.throughput * spec.factor * (1 + noise(rng));
+          const double ms = 8000.0 / t.throughput_samples_per_s;
+          t.step_times_ms = {ms, ms, ms};
+          if (spec.memory) t.memory.peak_rss_growth_bytes = 1 << 20;
+          a.trials.push_back(t);
+        }
+        c.arms.push_back(std::move(a));
+      }
+      summarize_case(c, r.context.settings);
+      suite.cases.push_back(std::move(c));
+    }
+    r.suites.push_back(std::move(suite));
+  }
+  return r;
+}
+
+}  // namespace tipbench::testing

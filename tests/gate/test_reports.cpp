@@ -1,0 +1,321 @@
+// The reporters of compare/gate/report without a browser: escaping (HTML, <script> JSON,
+// Markdown), which charts the HTML model draws from which encodings, that hostile strings from a
+// result never reach the page unescaped, the Google Benchmark JSON shape tools/compare.py reads,
+// and the Markdown tables (worst first, fingerprints and injected runs marked).
+#include "tipbench/reports/comparison_report.h"
+#include "tipbench/reports/escape.h"
+#include "tipbench/reports/gate_report.h"
+#include "tipbench/reports/gbench.h"
+#include "tipbench/reports/html_report.h"
+
+#include "scratch_dir.h"
+#include "synthetic.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace {
+
+using tipbench::Result;
+using tipbench::reports::NamedRun;
+using tipbench::testing::synthetic_run;
+namespace r = tipbench::reports;
+
+bool has(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+
+std::vector<std::string> chart_kinds(const nlohmann::json& model) {
+  std::vector<std::string> kinds;
+  for (const auto& c : model.at("charts")) kinds.push_back(c.at("id").get<std::string>().substr(0, c.at("id").get<std::string>().find('-')));
+  return kinds;
+}
+
+// A case whose arms cover workers x pin_memory (the dataloader suite's encoding).
+tipbench::CaseResult grid_case() {
+  auto run = synthetic_run({.blocks = 4, .cv = 0.01});
+  tipbench::CaseResult c = run.suites[0].cases[0];
+  c.name = "dataloader/mode:train/model:m/batch:8";
+  std::vector<tipbench::ArmResult> arms;
+  for (const std::string pin : {"false", "true"}) {
+    for (const std::string w : {"0", "1", "2"}) {
+      auto a = c.arms[0];
+      a.arm = "w" + w + (pin == "true" ? "_pin" : "");
+      a.name = c.name + "/arm:" + a.arm;
+      a.baseline = arms.empty();
+      a.levels = {{"workers", w}, {"pin_memory", pin}};
+      if (pin == "true") {
+        a.status = tipbench::ArmStatus::skipped;
+        a.reason = "pin_memory needs CUDA";
+        a.trials.clear();
+      }
+      arms.push_back(a);
+    }
+  }
+  c.arms = arms;
+  c.comparisons.clear();
+  return c;
+}
+
+// An arm per value of `level` (batch sweep, world size) or per checkpoint policy.
+tipbench::CaseResult level_case(const std::string& suite, const std::string& level, std::vector<std::string> values) {
+  auto run = synthetic_run({.blocks = 4, .cv = 0.01});
+  tipbench::CaseResult c = run.suites[0].cases[0];
+  c.name = suite + "/model:m";
+  std::vector<tipbench::ArmResult> arms;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    auto a = c.arms[0];
+    a.arm = level + values[i];
+    a.name = c.name + "/arm:" + a.arm;
+    a.baseline = i == 0;
+    a.levels = {{level, values[i]}};
+    a.throughput_samples_per_s.median = 100.0 * static_cast<double>(i + 1);
+    a.peak_memory_bytes = static_cast<std::int64_t>(i + 1) << 24;
+    a.step_time_ms.median = 10.0 + static_cast<double>(i);
+    arms.push_back(a);
+  }
+  c.arms = arms;
+  c.comparisons.clear();
+  return c;
+}
+
+TEST(Escape, HtmlEscapesTheFiveCharacters) {
+  EXPECT_EQ(r::html_escape(R"(<a href="x">'&'</a>)"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+}
+
+TEST(Escape, ScriptJsonCannotCloseTheScriptOrBreakALine) {
+  const nlohmann::json j = {{"s", "</script><!-- & \xE2\x80\xA8 \xE2\x80\xA9"}};
+  const std::string out = r::json_for_script(j);
+  EXPECT_FALSE(has(out, "</")) << out;
+  EXPECT_FALSE(has(out, "<!--")) << out;
+  EXPECT_FALSE(has(out, "&")) << out;
+  EXPECT_FALSE(has(out, "\xE2\x80\xA8")) << out;
+  EXPECT_TRUE(has(out, "\\u2028")) << out;
+  EXPECT_EQ(nlohmann::json::parse(out), j);  // still the same JSON
+}
+
+TEST(Escape, MarkdownEscapesPipesNewlinesAndHtml) {
+  EXPECT_EQ(r::markdown_escape("a|b\n<c>"), "a\\|b &lt;c&gt;");
+}
+
+TEST(HtmlModel, OneRunDrawsTheSpeedupChartOnly) {
+  const auto model = r::report_model({{"run.json", synthetic_run({.cv = 0.01})}}, {}, {});
+  EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup"}));
+  const auto& speedup = model.at("charts")[0];
+  EXPECT_EQ(speedup.at("kind"), "bars_ci");
+  EXPECT_EQ(speedup.at("labels").size(), 1u);  // one treatment vs its baseline
+  const auto& d = speedup.at("datasets")[0];
+  EXPECT_LE(d.at("low")[0].get<double>(), d.at("values")[0].get<double>());
+  EXPECT_GE(d.at("high")[0].get<double>(), d.at("values")[0].get<double>());
+}
+
+TEST(HtmlModel, TwoRunsAddTheChangeAndTrendCharts) {
+  const auto model = r::report_model({{"base.json", synthetic_run({.cv = 0.01, .seed = 1, .timestamp = "2026-01-01T00:00:00Z"})},
+                                      {"head.json", synthetic_run({.cv = 0.01, .factor = 0.9, .seed = 2})}},
+                                     {}, {.primary = 1});
+  EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup", "change", "trend"}));
+  const auto& change = model.at("charts")[1];
+  EXPECT_NEAR(change.at("datasets")[0].at("values")[0].get<double>(), -10.0, 2.0);  // percent
+  const auto& trend = model.at("charts")[2];
+  EXPECT_EQ(trend.at("x_labels").size(), 2u);
+  EXPECT_TRUE(has(trend.at("x_labels")[0].get<std::string>(), "2026-01-01"));  // sorted by time
+}
+
+TEST(HtmlModel, HistoryRunsFeedTheTrend) {
+  std::vector<NamedRun> history;
+  for (int i = 0; i < 4; ++i) {
+    history.push_back({"h" + std::to_string(i), synthetic_run({.seed = static_cast<std::uint64_t>(i),
+                                                                .timestamp = "2026-01-0" + std::to_string(i + 1) + "T00:00:00Z"})});
+  }
+  const auto model = r::report_model({{"run.json", synthetic_run({})}}, history, {});
+  const auto& trend = model.at("charts").back();
+  EXPECT_EQ(trend.at("kind"), "trend");
+  EXPECT_EQ(trend.at("x_labels").size(), 4u);
+  EXPECT_EQ(trend.at("datasets").size(), 2u);  // both arms
+}
+
+TEST(HtmlModel, EncodingsOfOtherSuitesGetTheirCharts) {
+  auto run = synthetic_run({.blocks = 4});
+  run.suites.push_back({"dataloader", "d", "in_process", {grid_case()}, {}});
+  run.suites.push_back({"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}});
+  run.suites.push_back({"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}});
+  run.suites.push_back({"ddp", "p", "in_process", {level_case("ddp", "world_size", {"1", "2", "4"})}, {}});
+  const auto model = r::report_model({{"run.json", run}}, {}, {});
+  EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup", "heatmap", "batch", "tradeoff", "world_size"}));
+  const auto& heat = model.at("charts")[1];
+  EXPECT_EQ(heat.at("x"), (nlohmann::json{"0", "1", "2"}));
+  EXPECT_EQ(heat.at("y"), (nlohmann::json{"false", "true"}));
+  EXPECT_TRUE(heat.at("cells")[3].at("value").is_null());  // skipped: drawn as a gap, not a number
+  const auto& batch = model.at("charts")[2];
+  EXPECT_EQ(batch.at("datasets").size(), 2u);  // throughput and memory
+  EXPECT_EQ(batch.at("datasets")[0].at("points")[2].at("x"), 32.0);
+  const auto& scaling = model.at("charts")[4];
+  EXPECT_EQ(scaling.at("datasets")[1].at("label"), "ideal linear scaling");
+  EXPECT_DOUBLE_EQ(scaling.at("datasets")[1].at("points")[2].at("y").get<double>(), 400.0);
+}
+
+TEST(HtmlPage, EveryStringFromAResultIsEscaped) {
+  const std::string evil = "</script><script>alert(1)</script><img src=x onerror=alert(2)>";
+  auto run = synthetic_run({});
+  run.suites[0].description = evil;
+  run.suites[0].cases[0].arms[1].arm = evil;
+  run.context.fingerprint_slug = evil;
+  run.context.warnings = {evil};
+  const std::vector<NamedRun> runs{{evil, run}};
+  const std::string html = r::render_html(r::report_model(runs, {}, {.title = evil}), runs, "/* Chart */");
+  EXPECT_FALSE(has(html, "<script>alert")) << "raw script injected";
+  EXPECT_FALSE(has(html, "<img src=x")) << "raw element injected";
+  EXPECT_TRUE(has(html, "&lt;/script&gt;&lt;script&gt;alert(1)"));
+  // Exactly our three script elements (model, Chart.js, page script).
+  std::size_t scripts = 0;
+  for (auto at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) ++scripts;
+  EXPECT_EQ(scripts, 3u);
+  EXPECT_TRUE(has(html, "Content-Security-Policy"));
+  EXPECT_FALSE(has(html, "http://"));  // nothing loaded from a network: opens offline
+  EXPECT_FALSE(has(html, "https://"));
+}
+
+TEST(HtmlPage, ChartJsIsReadFromTheDebianPackageOrAClearError) {
+  try {
+    (void)r::read_chartjs("/nonexistent/chart.min.js");
+    ADD_FAILURE() << "no error";
+  } catch (const tipbench::InputError& e) {
+    EXPECT_TRUE(has(e.what(), "libjs-chart.js")) << e.what();
+  }
+}
+
+TEST(Gbench, OneRepetitionPerTrialAndAMedianAggregate) {
+  auto run = synthetic_run({.blocks = 5});
+  run.suites[0].cases[0].arms[1].status = tipbench::ArmStatus::skipped;
+  const auto j = r::to_gbench_json(run);
+  ASSERT_TRUE(j.contains("context"));
+  EXPECT_TRUE(j.at("context").contains("date"));
+  EXPECT_TRUE(j.at("context").contains("library_build_type"));
+  const auto& b = j.at("benchmarks");
+  ASSERT_EQ(b.size(), 6u);  // the ok arm: 5 repetitions + 1 aggregate; the skipped arm is left out
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(b[i].at("run_type"), "iteration");
+    EXPECT_EQ(b[i].at("repetitions"), 5);
+    EXPECT_EQ(b[i].at("repetition_index"), i);
+    EXPECT_EQ(b[i].at("time_unit"), "ms");
+    EXPECT_GT(b[i].at("real_time").get<double>(), 0);
+    EXPECT_EQ(b[i].at("real_time"), b[i].at("cpu_time"));
+    EXPECT_EQ(b[i].at("name"), run.suites[0].cases[0].arms[0].name);
+  }
+  EXPECT_EQ(b[5].at("run_type"), "aggregate");
+  EXPECT_EQ(b[5].at("aggregate_name"), "median");
+  EXPECT_EQ(j.at("context").at("tipbench_not_run").size(), 1u);
+}
+
+TEST(Markdown, ComparisonListsTheWorstChangeFirstAndMarksOtherHardware) {
+  auto head = synthetic_run({.cpu_model = "Other CPU", .cv = 0.005, .seed = 2});
+  for (auto& t : head.suites[0].cases[0].arms[1].trials) t.throughput_samples_per_s *= 0.8;
+  const std::vector<NamedRun> runs{{"base.json", synthetic_run({.cv = 0.005, .seed = 1})}, {"head.json", head}};
+  const std::string md = r::comparison_markdown(runs, {.practical_threshold = 0.03});
+  EXPECT_TRUE(has(md, "different fingerprint than A")) << md;
+  EXPECT_TRUE(has(md, "cpu_model")) << md;
+  const auto first_row = md.find("| zero_grad/");
+  ASSERT_NE(first_row, std::string::npos) << md;
+  EXPECT_TRUE(has(md.substr(first_row, md.find('\n', first_row) - first_row), "arm:treat")) << md;
+  EXPECT_TRUE(has(md, "**slower**")) << md;
+}
+
+TEST(Markdown, InjectedRunsAreMarkedEverywhere) {
+  auto head = synthetic_run({});
+  head.context.settings.inject_slowdown_pct = 5;
+  const std::vector<NamedRun> runs{{"base.json", synthetic_run({})}, {"head.json", head}};
+  EXPECT_TRUE(has(r::comparison_markdown(runs, {}), "INJECTED SLOWDOWN"));
+  EXPECT_TRUE(has(r::run_markdown(runs[1]), "INJECTED SLOWDOWN"));
+  EXPECT_TRUE(has(r::render_html(r::report_model(runs, {}, {}), runs, ""), "INJECTED SLOWDOWN"));
+}
+
+TEST(Markdown, GateVerdictHasOneRowPerCheckAndTheExitCode) {
+  const auto base = synthetic_run({.cv = 0.005, .seed = 1});
+  const auto current = synthetic_run({.cv = 0.005, .seed = 2});
+  auto report = tipbench::gate::evaluate_gate(base, current, {}, {});
+  const std::string md = r::gate_markdown(report, "base|x.json", "head.json");
+  EXPECT_TRUE(has(md, "tipbench gate: **PASS**")) << md;
+  EXPECT_TRUE(has(md, "base\\|x.json")) << md;
+  EXPECT_EQ(std::count(md.begin(), md.end(), '\n') > 4, true);
+  EXPECT_TRUE(has(md, "Exit code 0")) << md;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page in a real browser: headless Chromium (Debian's `chromium`, installed by
+// scripts/bootstrap.sh --test) loads the file offline, the charts draw (every canvas painted),
+// no JavaScript error occurs, and a screenshot is taken.
+
+std::string find_chromium() {
+  if (const char* env = std::getenv("TIPBENCH_CHROMIUM"); env && *env) return env;
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    if (::access(p, X_OK) == 0) return p;
+  }
+  return "";
+}
+
+// Runs argv with stdout to `out` (stderr discarded); returns the exit status.
+int run_to_file(const std::vector<std::string>& args, const std::string& out) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, copy[0].c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/bootstrap.sh --test installs it)";
+  if (::access(r::kDefaultChartJs, R_OK) != 0) GTEST_SKIP() << "libjs-chart.js is not installed";
+  const auto dir = tipbench::testing::fresh_scratch_dir("report_browser");
+
+  auto run = synthetic_run({.blocks = 6, .cv = 0.01, .seed = 2});
+  run.suites.push_back({"dataloader", "d", "in_process", {grid_case()}, {}});
+  run.suites.push_back({"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}});
+  run.suites.push_back({"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}});
+  run.suites.push_back({"ddp", "p", "in_process", {level_case("ddp", "world_size", {"1", "2", "4"})}, {}});
+  run.suites[0].description = "</script><b>not bold</b>";
+  const std::vector<NamedRun> runs{
+      {"base.json", synthetic_run({.blocks = 6, .cv = 0.01, .seed = 1, .timestamp = "2026-01-01T00:00:00Z"})},
+      {"head.json", run}};
+  const auto model = r::report_model(runs, {}, {.primary = 1});
+  const std::size_t expected = model.at("charts").size();
+  ASSERT_EQ(expected, 7u);  // speedup, change, heatmap, batch, tradeoff, scaling, trend
+  const std::string html_path = (dir / "report.html").string();
+  tipbench::testing::write_bytes(html_path, r::render_html(model, runs, r::read_chartjs(r::kDefaultChartJs)));
+
+  const std::vector<std::string> common{"/usr/bin/timeout", "120", chromium, "--headless", "--disable-gpu",
+                                        "--no-sandbox", "--hide-scrollbars",
+                                        "--user-data-dir=" + (dir / "profile").string(), "--window-size=1200,4000"};
+  auto dump = common;
+  dump.insert(dump.end(), {"--dump-dom", "file://" + html_path});
+  const std::string dom_path = (dir / "dom.html").string();
+  ASSERT_EQ(run_to_file(dump, dom_path), 0);
+  const std::string dom = tipbench::testing::read_bytes(dom_path);
+  EXPECT_TRUE(has(dom, "data-charts-drawn=\"" + std::to_string(expected) + "\"")) << dom.substr(0, 2000);
+  EXPECT_TRUE(has(dom, "data-js-errors=\"0\"")) << dom.substr(0, 2000);
+  EXPECT_FALSE(has(dom, "<b>not bold</b>"));
+
+  auto shot = common;
+  const std::string png = (dir / "report.png").string();
+  shot.insert(shot.end(), {"--screenshot=" + png, "file://" + html_path});
+  ASSERT_EQ(run_to_file(shot, (dir / "shot.log").string()), 0);
+  const std::string bytes = tipbench::testing::read_bytes(png);
+  ASSERT_GT(bytes.size(), 20000u);  // a page of charts, not a blank one
+  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+}
+
+}  // namespace
