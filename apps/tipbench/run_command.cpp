@@ -1,6 +1,8 @@
 // `tipbench run`: runs suites on a device and writes one result document (atomically).
 #include "tipbench/commands.h"
 
+#include "distributed/launcher.h"
+#include "distributed/run_role.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
@@ -32,6 +34,8 @@ struct RunOptions {
   std::string data_dir;  // the dataloader suite's dataset; "": the cache's, made on first use
   bool loader_only = false;
   std::string corrupt_policy = "skip";
+  int nproc = 1;           // > 1: launch this many local ranks (data_parallel)
+  double bucket_mb = 25;   // data_parallel: gradient bucket size
 };
 
 // "auto" is cuda:0 when a CUDA device exists, else cpu. An explicit cuda without a device is an
@@ -85,19 +89,53 @@ bool any_failed(const std::vector<SuiteResult>& suites) {
 }
 
 int run(const RunOptions& o, const std::vector<std::string>& argv) {
+  // A distributed launch: a launcher's variables (torchrun, srun, our own --nproc) make this
+  // process one rank; without them, --nproc N makes it the launcher of N local ranks.
+  std::optional<distributed::RankEnv> rank_env;
+  try {
+    rank_env = distributed::rank_env_from_environment();
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  }
   std::string error;
   const auto device = resolve_device(o.device, error);
   if (!device) {
     fmt::print(stderr, "error: {}\n", error);
     return exit_code::usage;
   }
+  if (o.nproc > 1 && !rank_env) {
+    if (o.suites != std::vector<std::string>{distributed::kDistributedSuite}) {
+      fmt::print(stderr, "error: --nproc {} runs only --suite {}\n", o.nproc, distributed::kDistributedSuite);
+      return exit_code::usage;
+    }
+    if (device->is_cuda() && o.nproc > static_cast<int>(torch::cuda::device_count())) {
+      fmt::print(stderr, "error: --nproc {}: one rank per GPU, and {} CUDA device(s) are visible\n", o.nproc,
+                 torch::cuda::device_count());
+      return exit_code::usage;
+    }
+    return distributed::launch_local_ranks({.executable = self_executable_path(), .argv = argv, .nproc = o.nproc});
+  }
   RunPlan plan;
   plan.suites = selected_suites(o.suites);
   plan.settings = settings_from(o);
   plan.context = {.device = *device, .models = o.models, .batch_size = o.batch_size,
                   .seed = o.seed, .quick = o.quick, .data_dir = o.data_dir,
-                  .loader_only = o.loader_only, .corrupt_policy = o.corrupt_policy};
+                  .loader_only = o.loader_only, .corrupt_policy = o.corrupt_policy,
+                  .bucket_mb = o.bucket_mb};
   plan.self_executable = self_executable_path();
+  if (rank_env) {  // ranks 1..N-1 serve rank 0 here until the run ends; rank 0 goes on
+    try {
+      if (auto code = distributed::join_distributed_run(*rank_env, plan.suites, plan.context)) return *code;
+    } catch (const InputError& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return exit_code::usage;
+    }
+  }
+  // Releases the other ranks on every way out of rank 0's run.
+  struct EndDistributedRun {
+    ~EndDistributedRun() { distributed::end_distributed_run(); }
+  } release_ranks;
 
   Result result;
   result.context = make_run_context(argv, *device, plan.settings);
@@ -115,6 +153,7 @@ int run(const RunOptions& o, const std::vector<std::string>& argv) {
   Progress progress(Progress::stderr_is_tty());
   try {
     result.suites = run_suites(plan, progress);
+    distributed::end_distributed_run();  // the other ranks exit while rank 0 writes
   } catch (const InputError& e) {  // bad input found while staging or measuring: nothing written
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;
@@ -176,6 +215,14 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   sub->add_option("--corrupt-policy", o->corrupt_policy,
                   "dataloader suite: a corrupt or missing file is skipped (counted) or fails the run (exit 2)")
       ->check(CLI::IsMember({"skip", "fail"}))
+      ->capture_default_str();
+  sub->add_option("--nproc", o->nproc,
+                  "data_parallel: launch N local ranks (one per device) and reap them; ignored under torchrun "
+                  "or srun, whose variables say the rank (docs/distributed.md)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  sub->add_option("--bucket-mb", o->bucket_mb, "data_parallel: gradient bucket size in MB (DDP's default 25)")
+      ->check(CLI::Range(0.001, 4096.0))
       ->capture_default_str();
   return {sub, [o, argv] { return run(*o, argv); }};
 }

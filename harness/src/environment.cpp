@@ -5,6 +5,8 @@
 #include <torch/cuda.h>
 
 #include <dlfcn.h>
+#include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +26,7 @@
 // - CPU governor: any CPU whose cpufreq scaling_governor is not "performance". Where cpufreq is
 //   not exposed (containers, many VMs) there is nothing to check and nothing is said: that is not
 //   a problem we can see, and a line on every run there would teach people to ignore warnings.
+// - CPU load: a 1-minute load average above the CPUs this process may use (others compete).
 // - GPUs (check_gpus, through NVML loaded at run time): other compute processes on the GPUs this
 //   process uses, and active clock throttle reasons. An SM clock below max at idle is normal
 //   (idle clocks, application-clock settings), so only the throttle reasons that slow a loaded
@@ -330,12 +333,30 @@ void check_cpu_governor(std::vector<std::string>& out) {
                 "ramp-up; set it with `sudo cpupower frequency-set -g performance`.");
 }
 
+// Other processes competing for the CPU: the 1-minute load average above the CPUs this process
+// may use. Then CPU timings stall whenever a LibTorch intra-op thread is preempted, and host-side
+// work (data loading, kernel launches) varies with the neighbours.
+void check_cpu_load(std::vector<std::string>& out) {
+  std::ifstream in("/proc/loadavg");
+  double load = 0;
+  if (!(in >> load)) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+  if (cpus <= 0 || load <= cpus) return;
+  out.push_back(fmt::format("The 1-minute load average is {:.1f} on {} CPUs: other processes compete with this "
+                            "run for the CPU, so CPU-side timings will be noisy (expect [noisy] rows); run on "
+                            "an idle machine for figures you want to keep.",
+                            load, cpus));
+}
+
 }  // namespace
 
 std::vector<std::string> environment_warnings(bool check_gpus) {
   std::vector<std::string> warnings;
   check_build(warnings);
   check_cpu_governor(warnings);
+  check_cpu_load(warnings);
   if (check_gpus) check_nvml(warnings);
   return warnings;
 }

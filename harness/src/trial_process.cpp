@@ -28,7 +28,8 @@ using ojson = nlohmann::ordered_json;
 ojson context_to_json(const SuiteContext& c) {
   return {{"device", c.device.str()}, {"models", c.models}, {"batch_size", c.batch_size},
           {"seed", c.seed}, {"quick", c.quick}, {"data_dir", c.data_dir},
-          {"loader_only", c.loader_only}, {"corrupt_policy", c.corrupt_policy}};
+          {"loader_only", c.loader_only}, {"corrupt_policy", c.corrupt_policy},
+          {"bucket_mb", c.bucket_mb}};
 }
 
 SuiteContext context_from_json(const ojson& j) {
@@ -41,6 +42,7 @@ SuiteContext context_from_json(const ojson& j) {
   c.data_dir = j.at("data_dir").get<std::string>();
   c.loader_only = j.at("loader_only").get<bool>();
   c.corrupt_policy = j.at("corrupt_policy").get<std::string>();
+  c.bucket_mb = j.value("bucket_mb", c.bucket_mb);
   return c;
 }
 

@@ -89,7 +89,9 @@ const char* const kReportScript = R"JS(
     var axisMin = Math.min.apply(null, ends), axisMax = Math.max.apply(null, ends);
     var pad = (axisMax - axisMin) * 0.05 || 0.05;
     var datasets = spec.datasets.map(function (d, i) {
-      return { label: d.label, data: d.values, low: d.low, high: d.high, backgroundColor: color(i) + '99',
+      // Floating bars from the reference (1 = no change), so a bar's length is the change.
+      var bars = d.values.map(function (v) { return v === null ? null : [spec.reference, v]; });
+      return { label: d.label, data: bars, low: d.low, high: d.high, backgroundColor: color(i) + '99',
                borderColor: color(i), borderWidth: 1 };
     });
     return {

@@ -158,40 +158,91 @@ void heatmaps(const NamedRun& run, json& charts) {
   }
 }
 
-// Throughput (left axis) and memory (right axis) against a numeric arm level, or the scaling
-// curve with the ideal line for world_size.
+// The ok arms of a case with a numeric value of `level`, sorted by it.
+std::vector<std::pair<double, const ArmResult*>> arms_by_level(const CaseResult& c, const std::string& level) {
+  std::vector<std::pair<double, const ArmResult*>> points;
+  for (const auto& arm : c.arms) {
+    const auto v = find_level(arm.levels, level);
+    if (!v || arm.status != ArmStatus::ok || arm.throughput_samples_per_s.n == 0) continue;
+    if (auto x = as_number(*v)) points.emplace_back(*x, &arm);
+  }
+  std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return points;
+}
+
+json xy(double x, double y) { return {{"x", x}, {"y", y}}; }
+
+// Throughput (left axis) and memory (right axis) against a numeric arm level (a sweep: one arm
+// per value; a case whose arms share a value differs in something else and gets no curve).
 void level_curves(const NamedRun& run, const std::string& level, json& charts) {
   for (const auto& suite : run.result.suites) {
     for (const auto& c : suite.cases) {
-      std::vector<std::pair<double, const ArmResult*>> points;
-      for (const auto& arm : c.arms) {
-        const auto v = find_level(arm.levels, level);
-        if (!v || arm.status != ArmStatus::ok || arm.throughput_samples_per_s.n == 0) continue;
-        if (auto x = as_number(*v)) points.emplace_back(*x, &arm);
-      }
+      const auto points = arms_by_level(c, level);
       if (points.size() < 2) continue;
-      std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      json throughput = json::array(), memory = json::array(), ideal = json::array();
+      const auto same_x = [](const auto& a, const auto& b) { return a.first == b.first; };
+      if (std::adjacent_find(points.begin(), points.end(), same_x) != points.end()) continue;
+      json throughput = json::array(), memory = json::array();
       for (const auto& [x, arm] : points) {
-        throughput.push_back({{"x", x}, {"y", arm->throughput_samples_per_s.median}});
-        if (auto m = mib(*arm)) memory.push_back({{"x", x}, {"y", *m}});
-        const double base = points.front().second->throughput_samples_per_s.median;
-        ideal.push_back({{"x", x}, {"y", base * x / points.front().first}});
+        throughput.push_back(xy(x, arm->throughput_samples_per_s.median));
+        if (auto m = mib(*arm)) memory.push_back(xy(x, *m));
       }
       json datasets = json::array({{{"label", "throughput (samples/s)"}, {"points", throughput}, {"axis", "y"}}});
-      const bool scaling = level == "world_size";
-      if (scaling) {
-        datasets.push_back({{"label", "ideal linear scaling"}, {"points", ideal}, {"axis", "y"}, {"dashed", true}});
-      } else if (!memory.empty()) {
-        datasets.push_back({{"label", "peak memory (MiB)"}, {"points", memory}, {"axis", "y2"}});
-      }
+      if (!memory.empty()) datasets.push_back({{"label", "peak memory (MiB)"}, {"points", memory}, {"axis", "y2"}});
       charts.push_back({{"kind", "lines"},
                         {"id", fmt::format("{}-{}", level, c.name)},
-                        {"title", fmt::format("{}: {} vs {} ({})", c.name,
-                                              scaling ? "scaling" : "throughput and memory", level, run.label)},
+                        {"title", fmt::format("{}: throughput and memory vs {} ({})", c.name, level, run.label)},
                         {"x_label", level},
                         {"y_label", "samples/s"},
-                        {"y2_label", scaling || memory.empty() ? "" : "MiB"},
+                        {"y2_label", memory.empty() ? "" : "MiB"},
+                        {"datasets", datasets}});
+    }
+  }
+}
+
+// Scaling: throughput against the arms' numeric `world_size` level with the ideal linear line
+// from the smallest world size. Arms that differ in other levels (ddp with and without overlap,
+// dp) are separate lines, each starting from the smallest world size's arm (the reference).
+void scaling_curves(const NamedRun& run, json& charts) {
+  for (const auto& suite : run.result.suites) {
+    for (const auto& c : suite.cases) {
+      const auto points = arms_by_level(c, "world_size");
+      if (points.size() < 2 || points.front().first <= 0 || points.back().first == points.front().first) continue;
+      const auto& [x0, reference] = points.front();
+      const double y0 = reference->throughput_samples_per_s.median;
+      // Series: the arms' levels without world_size and mode; one series when nothing else differs.
+      std::vector<std::pair<std::string, json>> series;
+      for (const auto& [x, arm] : points) {
+        if (arm == reference) continue;
+        Levels rest;
+        for (const auto& kv : arm->levels) {
+          if (kv.first != "world_size") rest.push_back(kv);
+        }
+        const std::string key = join_levels(rest);
+        auto it = std::find_if(series.begin(), series.end(), [&](const auto& s) { return s.first == key; });
+        if (it == series.end()) {
+          series.push_back({key, {{"label", arm->arm}, {"points", json::array({xy(x0, y0)})}, {"axis", "y"}}});
+          it = series.end() - 1;
+        } else {
+          it->second["label"] = it->second["label"].get<std::string>() + ", " + arm->arm;
+        }
+        it->second["points"].push_back(xy(x, arm->throughput_samples_per_s.median));
+      }
+      json datasets = json::array();
+      for (auto& [key, dataset] : series) {
+        if (series.size() == 1) dataset["label"] = "throughput (samples/s)";
+        datasets.push_back(dataset);
+      }
+      json ideal = json::array();
+      for (const auto& [x, arm] : points) {
+        if (ideal.empty() || ideal.back().at("x").get<double>() != x) ideal.push_back(xy(x, y0 * x / x0));
+      }
+      datasets.push_back({{"label", "ideal linear scaling"}, {"points", ideal}, {"axis", "y"}, {"dashed", true}});
+      charts.push_back({{"kind", "lines"},
+                        {"id", "world_size-" + c.name},
+                        {"title", fmt::format("{}: scaling vs world_size ({})", c.name, run.label)},
+                        {"x_label", "world_size"},
+                        {"y_label", "samples/s"},
+                        {"y2_label", ""},
                         {"datasets", datasets}});
     }
   }
@@ -283,7 +334,7 @@ json report_model(const std::vector<NamedRun>& runs, const std::vector<NamedRun>
     heatmaps(primary, charts);
     level_curves(primary, "batch", charts);
     tradeoffs(primary, charts);
-    level_curves(primary, "world_size", charts);
+    scaling_curves(primary, charts);
   }
   std::vector<const NamedRun*> timeline;
   for (const auto& r : history) timeline.push_back(&r);

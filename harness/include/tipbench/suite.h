@@ -44,6 +44,8 @@ struct SuiteContext {
   std::string data_dir;                // "": a dataset in the cache directory, made on first use
   bool loader_only = false;            // measure the data-loading ceiling instead of training
   std::string corrupt_policy = "skip"; // "skip" or "fail": what a corrupt or missing file does
+  // The data_parallel suite's gradient bucket size (tipbench run --bucket-mb; DDP's default 25).
+  double bucket_mb = 25;
 };
 
 // One prepared arm: everything staged (model built, inputs on the device) before timing.

@@ -1,0 +1,156 @@
+#include "distributed/ddp_workload.h"
+
+#include "distributed/rank_memory.h"
+#include "distributed/session.h"
+#include "distributed/step_phases.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tipbench::distributed {
+
+namespace {
+
+class DdpWorkload final : public Workload {
+ public:
+  DdpWorkload(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm, const DdpSpec& spec)
+      : session_(Session::current_or_solo(context.device)),
+        spec_(spec),
+        device_(session_.device()),
+        model_(models::make_model(spec.training.model, spec.training.model_options)),
+        phases_(device_) {
+    if (session_.leader()) session_.send(Op::prepare, prepare_message(c, arm).dump());
+    if (!session_.leader()) reset_peak_memory(device_);  // the harness resets rank 0's
+    module_ = model_.ptr();
+    module_->to(device_);
+    module_->train();
+    guarded([&] {
+      // Like DDP's constructor: every rank starts from rank 0's weights.
+      std::vector<at::Tensor> tensors;
+      for (auto& p : module_->parameters()) tensors.push_back(p.data());
+      for (auto& t : tensors) {
+        std::vector<at::Tensor> one{t};
+        session_.gradients().broadcast(one)->wait();
+      }
+    });
+    reducer_ = std::make_unique<BucketReducer>(module_->parameters(), session_.gradients(),
+                                               session_.world_size(), spec.buckets);
+    optimizer_ = std::make_unique<torch::optim::SGD>(module_->parameters(),
+                                                     torch::optim::SGDOptions(0.01).momentum(0.9));
+    // One global batch, identical on every rank (same seed); each rank trains on its slice.
+    const std::int64_t b = spec.training.batch_size;
+    const std::int64_t side = models::resolved_image_size(spec.training.model, spec.training.model_options);
+    const auto classes = models::resolved_num_classes(spec.training.model, spec.training.model_options);
+    const std::int64_t global = b * session_.world_size();
+    auto images = torch::randn({global, 3, side, side});
+    auto labels = torch::randint(classes, {global}, torch::kLong);
+    images_ = images.narrow(0, b * session_.rank(), b).to(device_).contiguous();
+    labels_ = labels.narrow(0, b * session_.rank(), b).to(device_);
+  }
+
+  ~DdpWorkload() override {
+    if (session_.leader()) session_.send(Op::release);
+  }
+
+  void step() override {
+    if (session_.leader()) session_.send(Op::step);
+    phases_.mark(StepPhases::start);
+    optimizer_->zero_grad(true);
+    auto loss = torch::nn::functional::cross_entropy(model_.forward(images_), labels_);
+    loss.backward();
+    phases_.mark(StepPhases::backward_done);
+    guarded([&] { reducer_->finish(); });
+    phases_.mark(StepPhases::gradients_ready);
+    optimizer_->step();
+    phases_.mark(StepPhases::end);
+    phases_.next_step();
+    session_.note_progress();
+  }
+
+  std::int64_t samples_per_step() const override { return spec_.training.batch_size * session_.world_size(); }
+
+  void begin_measurement() override {
+    if (session_.leader()) session_.send(Op::begin_measurement);
+    phases_.clear();
+  }
+
+  nlohmann::json info() const override {
+    return {{"model", spec_.training.model},
+            {"batch_per_rank", spec_.training.batch_size},
+            {"world_size", session_.world_size()},
+            {"backend", session_.backend_name()},
+            {"launcher", session_.env().launcher},
+            {"overlap", spec_.buckets.overlap},
+            {"bucket_mb", spec_.buckets.bucket_mb},
+            {"buckets", reducer_->bucket_count()},
+            {"gradient_mb", static_cast<double>(reducer_->gradient_bytes()) / (1024.0 * 1024.0)},
+            {"intra_op_threads_per_rank", torch::get_num_threads()}};
+  }
+
+  // This rank's figures, and on rank 0 every rank's: rank<r>_step_ms, rank<r>_comm_share,
+  // rank<r>_peak_memory_mb, plus the group's worst comm share and memory.
+  std::map<std::string, double> metrics() const override {
+    auto own = local_metrics();
+    if (!session_.leader()) return own;
+    session_.send(Op::metrics);
+    auto all = session_.collect_metrics();
+    all[0] = own;
+    std::map<std::string, double> out{{"comm_exposed_ms", own.at("comm_exposed_ms")},
+                                      {"comm_share", own.at("comm_share")}};
+    double worst_share = 0, worst_memory = 0;
+    for (int r = 0; r < static_cast<int>(all.size()); ++r) {
+      for (const auto& [key, value] : all[r]) out[fmt::format("rank{}_{}", r, key)] = value;
+      worst_share = std::max(worst_share, all[r].count("comm_share") ? all[r].at("comm_share") : 0.0);
+      worst_memory = std::max(worst_memory, all[r].count("peak_memory_mb") ? all[r].at("peak_memory_mb") : 0.0);
+    }
+    out["comm_share_max"] = worst_share;
+    out["peak_memory_mb_max"] = worst_memory;
+    return out;
+  }
+
+ private:
+  std::map<std::string, double> local_metrics() const {
+    const auto t = phases_.totals_ms();  // per-phase totals over the timed steps
+    const double steps = std::max<double>(1, t.steps);
+    return {{"step_ms", t.step_ms / steps},
+            {"comm_exposed_ms", t.comm_ms / steps},
+            {"comm_share", t.step_ms > 0 ? t.comm_ms / t.step_ms : 0},
+            {"peak_memory_mb", peak_memory_mb(device_)}};
+  }
+
+  // A failed collective ends the whole run (the group cannot go on without the rank), naming it.
+  template <typename F>
+  void guarded(F&& f) {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      session_.peer_failed(error_text(e));
+    }
+  }
+
+  Session& session_;
+  DdpSpec spec_;
+  c10::Device device_;
+  torch::nn::AnyModule model_;
+  std::shared_ptr<torch::nn::Module> module_;
+  std::unique_ptr<BucketReducer> reducer_;
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+  torch::Tensor images_, labels_;
+  StepPhases phases_;
+};
+
+}  // namespace
+
+nlohmann::json prepare_message(const CaseSpec& c, const ArmSpec& arm) {
+  nlohmann::json params = nlohmann::json::array();
+  for (const auto& [k, v] : c.params) params.push_back({k, v});
+  return {{"params", params}, {"arm", arm.name}};
+}
+
+std::unique_ptr<Workload> make_ddp_workload(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                            const DdpSpec& spec) {
+  return std::make_unique<DdpWorkload>(context, c, arm, spec);
+}
+
+}  // namespace tipbench::distributed

@@ -1,0 +1,30 @@
+// The `ddp` and `ddp_no_overlap` arms: one rank's share of a data-parallel training step. Every
+// rank builds the same model (same seed; rank 0's weights are broadcast anyway, as PyTorch's DDP
+// does), trains on its slice of one global batch (world size x per-rank batch) and averages the
+// gradients through a BucketReducer. On rank 0 (the leader, which runs the harness) every call
+// is first sent to the followers, so the whole group runs each warm-up and timed step together.
+// BatchNorm buffers stay per rank (DDP's broadcast_buffers=false).
+// Example:
+//   auto w = make_ddp_workload(context, c, arm, {.training = spec, .buckets = {.overlap = true}});
+#pragma once
+
+#include "common/training.h"
+#include "distributed/bucket_reducer.h"
+#include "tipbench/suite.h"
+
+#include <memory>
+
+namespace tipbench::distributed {
+
+struct DdpSpec {
+  suites::TrainingSpec training;  // model and per-rank batch
+  BucketOptions buckets;
+};
+
+// The message that makes every follower prepare the same case and arm.
+nlohmann::json prepare_message(const CaseSpec& c, const ArmSpec& arm);
+
+std::unique_ptr<Workload> make_ddp_workload(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                            const DdpSpec& spec);
+
+}  // namespace tipbench::distributed

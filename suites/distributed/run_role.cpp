@@ -1,0 +1,139 @@
+#include "distributed/run_role.h"
+
+#include "distributed/session.h"
+#include "tipbench/result.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace tipbench::distributed {
+
+namespace {
+
+// The case and arm a prepare message names, rebuilt from this rank's own suite and context.
+std::pair<CaseSpec, ArmSpec> find_arm(const Suite& suite, const SuiteContext& context, const std::string& message) {
+  const auto j = nlohmann::json::parse(message);
+  Levels params;
+  for (const auto& kv : j.at("params")) params.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+  const auto arm_name = j.at("arm").get<std::string>();
+  for (const auto& c : suite.cases(context)) {
+    if (c.params != params) continue;
+    for (const auto& arm : c.arms) {
+      if (arm.name == arm_name) return {c, arm};
+    }
+  }
+  throw std::runtime_error(fmt::format("rank 0 asked for an arm this rank does not have: {}", message));
+}
+
+// TEST KNOB for the fault tests (docs/distributed.md): TIPBENCH_TEST_FAULT=RANK:kill:STEP or
+// RANK:stop:STEP makes follower RANK kill (SIGKILL) or stop (SIGSTOP, a hang) itself at its
+// STEP-th step command.
+struct InjectedFault {
+  int rank = -1;
+  int signal = 0;
+  long long step = 0;
+};
+
+InjectedFault injected_fault() {
+  InjectedFault f;
+  const char* spec = std::getenv("TIPBENCH_TEST_FAULT");
+  if (spec == nullptr) return f;
+  char kind[8] = {};
+  if (std::sscanf(spec, "%d:%7[a-z]:%lld", &f.rank, kind, &f.step) != 3) return {};
+  f.signal = std::string(kind) == "kill" ? SIGKILL : std::string(kind) == "stop" ? SIGSTOP : 0;
+  return f;
+}
+
+// With TIPBENCH_TEST_FAULT_MARK=FILE, the fault's wall-clock time (seconds since the epoch) goes
+// there first, so a test can time the others' exit from the fault, not from the launch.
+void mark_fault_time() {
+  const char* path = std::getenv("TIPBENCH_TEST_FAULT_MARK");
+  if (path == nullptr) return;
+  std::ofstream(path) << fmt::format(
+      "{:.3f}\n", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+int serve(const Suite& suite, const SuiteContext& context) {
+  Session& session = *Session::current();
+  std::unique_ptr<Workload> workload;
+  const InjectedFault fault = injected_fault();
+  long long steps = 0;
+  auto need = [&]() -> Workload& {
+    if (!workload) throw std::logic_error("a command arrived before prepare");
+    return *workload;
+  };
+  while (true) {
+    auto [op, payload] = session.receive();
+    switch (op) {
+      case Op::prepare: {
+        workload.reset();
+        const auto [c, arm] = find_arm(suite, context, payload);
+        torch::manual_seed(context.seed);  // as run_trial does on rank 0: the same weights and data
+        workload = suite.prepare(context, c, arm);
+        break;
+      }
+      case Op::step:
+        if (fault.rank == session.rank() && fault.signal != 0 && ++steps == fault.step) {
+          mark_fault_time();
+          ::raise(fault.signal);
+        }
+        need().step();
+        break;
+      case Op::begin_measurement: need().begin_measurement(); break;
+      case Op::metrics: session.publish_metrics(need().metrics()); break;
+      case Op::release: workload.reset(); break;
+      case Op::end: session.stop_watchdog(); return 0;
+      default: throw std::runtime_error(fmt::format("unknown command {} from rank 0", static_cast<long long>(op)));
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<int> join_distributed_run(const RankEnv& env, const std::vector<const Suite*>& suites,
+                                        const SuiteContext& context) {
+  if (suites.size() != 1 || suites[0]->name() != kDistributedSuite) {
+    throw InputError(fmt::format("a distributed launch ({} ranks) runs only --suite {}", env.world_size,
+                                 kDistributedSuite));
+  }
+  if (context.device.is_cuda() && env.local_rank >= static_cast<int>(torch::cuda::device_count())) {
+    throw InputError(fmt::format("rank {} is local rank {} but only {} CUDA device(s) are visible: launch at "
+                                 "most one rank per GPU",
+                                 env.rank, env.local_rank, torch::cuda::device_count()));
+  }
+  if (!context.device.is_cuda()) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    torch::set_num_threads(std::max(1, cores / std::max(1, env.local_world_size)));
+  }
+  Session& session = Session::start(env, context.device);
+  if (session.leader()) return std::nullopt;
+  try {
+    return serve(*suites[0], context);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: rank {}: {}\n", env.rank, error_text(e));
+    std::fflush(stderr);
+    std::_Exit(1);  // the others see this rank's heartbeat stop and name it
+  }
+}
+
+void end_distributed_run() {
+  Session* session = Session::current();
+  if (session == nullptr || !session->leader() || session->world_size() == 1) return;
+  static bool ended = false;
+  if (ended) return;
+  ended = true;
+  session->stop_watchdog();
+  session->send(Op::end);
+}
+
+}  // namespace tipbench::distributed

@@ -1,0 +1,31 @@
+// What `tipbench run` does in a launched rank (RANK/WORLD_SIZE or SLURM_* set). Rank 0 is the
+// leader: it runs the harness as usual and its data-parallel workloads drive the others; ranks
+// 1..N-1 are followers: they build and step the same workloads on command and never write a
+// result. Example (apps/tipbench/run_command.cpp):
+//   if (auto code = join_distributed_run(*env, suites, context)) return *code;   // a follower
+//   ... run the harness, then end_distributed_run();
+#pragma once
+
+#include "distributed/rank_env.h"
+#include "tipbench/suite.h"
+
+#include <optional>
+#include <vector>
+
+namespace tipbench::distributed {
+
+// The suite a distributed launch runs; any other selection is an InputError.
+inline constexpr const char* kDistributedSuite = "data_parallel";
+
+// Joins the run (store, process groups, watchdog) and, on a CPU, gives each local rank its
+// share of the cores (intra-op threads = cores / local ranks). A follower then serves the
+// leader until the run ends and returns its exit code; the leader gets nullopt.
+// Throws InputError for a selection other than the data_parallel suite, a port in use or an
+// unreachable store.
+std::optional<int> join_distributed_run(const RankEnv& env, const std::vector<const Suite*>& suites,
+                                        const SuiteContext& context);
+
+// The leader's end of the run: releases the followers (idempotent; a no-op outside a run).
+void end_distributed_run();
+
+}  // namespace tipbench::distributed

@@ -1,0 +1,260 @@
+#include "distributed/session.h"
+
+#include "distributed/groups.h"
+#include "tipbench/exit_codes.h"
+#include "tipbench/result.h"
+
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+namespace tipbench::distributed {
+
+namespace {
+
+// Never destroyed: process groups must not be torn down during static destruction (a peer may
+// already be gone); the process ends with the run.
+std::unique_ptr<Session>& the_session() {
+  static auto* session = new std::unique_ptr<Session>();
+  return *session;
+}
+
+std::mutex& start_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+constexpr std::chrono::seconds kStoreTimeout{60};
+
+// Who hosts the store, for messages about losing it.
+std::string store_host(const RankEnv& env) {
+  if (env.launcher == "tipbench") return "the tipbench launcher";
+  if (env.store_hosted) return "the torchrun agent";
+  return "rank 0";
+}
+
+c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, bool host) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(env.master_port);
+  options.isServer = host;
+  options.numWorkers = std::nullopt;
+  options.waitWorkers = false;
+  options.timeout = kStoreTimeout;
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+  } catch (const std::exception& e) {
+    const std::string what = error_text(e);
+    if (host && (what.find("EADDRINUSE") != std::string::npos ||
+                 what.find("already in use") != std::string::npos)) {
+      throw InputError(fmt::format(
+          "rank 0 cannot host the rendezvous store on {}:{}: the port is in use (another job, or a "
+          "previous run still exiting); pick a free MASTER_PORT",
+          env.master_addr, env.master_port));
+    }
+    throw InputError(fmt::format("rank {} cannot {} the rendezvous store on {}:{}: {}", env.rank,
+                                 host ? "host" : "reach", env.master_addr, env.master_port, what));
+  }
+  if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
+  return store;
+}
+
+}  // namespace
+
+std::string error_text(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
+  return e.what();
+}
+
+Session::Session(RankEnv env, c10::Device device) : env_(std::move(env)), device_(device) {}
+
+Session::~Session() {
+  stop_watchdog();
+  // Outstanding commands must finish before their tensor goes away.
+  if (last_command_) {
+    try {
+      last_command_->wait();
+    } catch (const std::exception&) {
+    }
+  }
+}
+
+Session& Session::start(const RankEnv& env, const c10::Device& device) {
+  std::lock_guard<std::mutex> lock(start_mutex());
+  auto& session = the_session();
+  if (session) throw std::logic_error("the distributed session is started twice");
+  c10::Device rank_device = device.is_cuda() ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank))
+                                             : c10::Device(c10::kCPU);
+  session.reset(new Session(env, rank_device));
+  session->connect();
+  return *session;
+}
+
+Session* Session::current() { return the_session().get(); }
+
+Session& Session::current_or_solo(const c10::Device& device) {
+  if (auto* s = current()) return *s;
+  std::lock_guard<std::mutex> lock(start_mutex());
+  auto& session = the_session();
+  RankEnv solo;
+  solo.launcher = "none";
+  session.reset(new Session(solo, device));
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  session->store_ = store;
+  session->control_ = make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store), 0, 1, "127.0.0.1");
+  session->gradients_ =
+      device.is_cuda()
+          ? make_nccl_group(c10::make_intrusive<c10d::PrefixStore>("grads", store), 0, 1, device.index())
+          : make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("grads", store), 0, 1, "127.0.0.1");
+  session->command_ = at::zeros({2}, at::kLong);
+  return *session;
+}
+
+void Session::connect() {
+  const bool host = !env_.store_hosted && env_.rank == 0;
+  store_ = connect_store(env_, host);
+  // The watchdog's own connection: a heartbeat never queues behind a blocked `get`.
+  watchdog_store_ = connect_store(env_, false);
+  control_ = make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store_), env_.rank,
+                             env_.world_size, env_.master_addr);
+  // Followers wait on commands while the leader runs other arms: no collective timeout there.
+  control_->setTimeout(std::chrono::hours(24 * 7));
+  gradients_ = device_.is_cuda()
+                   ? make_nccl_group(c10::make_intrusive<c10d::PrefixStore>("grads", store_), env_.rank,
+                                     env_.world_size, device_.index())
+                   : make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("grads", store_), env_.rank,
+                                     env_.world_size, env_.master_addr);
+  command_ = at::zeros({2}, at::kLong);
+  watchdog_store_->set(fmt::format("hb/{}", env_.rank), std::string("0 0"));
+  control_->barrier()->wait();  // every rank is in and has a heartbeat key
+  if (env_.world_size > 1) watchdog_ = std::thread([this] { watch(); });
+}
+
+void Session::send(Op op, const std::string& payload) {
+  if (env_.world_size == 1) return;
+  if (last_command_) last_command_->wait();  // the tensor is reused
+  ++seq_;
+  if (!payload.empty()) store_->set(fmt::format("cmd/{}", seq_), payload);
+  command_[0] = static_cast<std::int64_t>(op);
+  command_[1] = seq_;
+  std::vector<at::Tensor> tensors{command_};
+  try {
+    last_command_ = control_->broadcast(tensors, c10d::BroadcastOptions{});
+    if (op == Op::end) last_command_->wait();  // delivered before the leader exits
+  } catch (const std::exception& e) {
+    peer_failed(error_text(e));
+  }
+  note_progress();
+}
+
+std::pair<Op, std::string> Session::receive() {
+  std::vector<at::Tensor> tensors{command_};
+  try {
+    control_->broadcast(tensors, c10d::BroadcastOptions{})->wait();
+  } catch (const std::exception& e) {
+    peer_failed(error_text(e));
+  }
+  note_progress();
+  const auto op = static_cast<Op>(command_[0].item<std::int64_t>());
+  seq_ = command_[1].item<std::int64_t>();
+  std::string payload;
+  if (op == Op::prepare) payload = store_->get_to_str(fmt::format("cmd/{}", seq_));
+  return {op, payload};
+}
+
+void Session::publish_metrics(const std::map<std::string, double>& metrics) {
+  store_->set(fmt::format("metrics/{}/{}", seq_, env_.rank), nlohmann::json(metrics).dump());
+}
+
+std::vector<std::map<std::string, double>> Session::collect_metrics() {
+  std::vector<std::map<std::string, double>> all(env_.world_size);
+  for (int r = 1; r < env_.world_size; ++r) {
+    const std::string key = fmt::format("metrics/{}/{}", seq_, r);
+    try {
+      all[r] = nlohmann::json::parse(store_->get_to_str(key)).get<std::map<std::string, double>>();
+      store_->deleteKey(key);
+    } catch (const std::exception& e) {
+      peer_failed(fmt::format("rank {} sent no measurements: {}", r, error_text(e)));
+    }
+  }
+  return all;
+}
+
+void Session::watch() {
+  struct Seen {
+    std::string beat;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::vector<Seen> seen(env_.world_size, {"", std::chrono::steady_clock::now()});
+  std::int64_t beat = 0;
+  while (!stop_.load()) {
+    try {
+      watchdog_store_->set(fmt::format("hb/{}", env_.rank), fmt::format("{} {}", ++beat, progress_.load()));
+      const auto now = std::chrono::steady_clock::now();
+      for (int r = 0; r < env_.world_size; ++r) {
+        if (r == env_.rank) continue;
+        std::string value = watchdog_store_->get_to_str(fmt::format("hb/{}", r));
+        const std::string this_beat = value.substr(0, value.find(' '));
+        if (this_beat != seen[r].beat) {
+          seen[r] = {this_beat, now};
+        } else if (now - seen[r].since > kStaleAfter && !stop_.load()) {
+          fail(fmt::format("rank {} stopped responding (no heartbeat for {} s): it died or hangs",
+                           r, std::chrono::duration_cast<std::chrono::seconds>(now - seen[r].since).count()));
+        }
+      }
+    } catch (const std::exception& e) {
+      if (stop_.load()) return;
+      fail(fmt::format("lost the rendezvous store hosted by {} ({}:{}): {}", store_host(env_),
+                       env_.master_addr, env_.master_port, error_text(e)));
+    }
+    std::this_thread::sleep_for(kHeartbeatPeriod);
+  }
+}
+
+void Session::peer_failed(const std::string& what) {
+  if (env_.world_size > 1 && watchdog_.joinable()) {
+    // The watchdog names a dead or stopped rank within kStaleAfter and exits the process.
+    std::this_thread::sleep_for(kStaleAfter + 3 * kHeartbeatPeriod);
+    // Everyone still beats: some rank hangs inside the run. The one with least progress is it.
+    int slowest = -1;
+    long long least = 0;
+    try {
+      for (int r = 0; r < env_.world_size; ++r) {
+        const std::string value = watchdog_store_->get_to_str(fmt::format("hb/{}", r));
+        const long long progress = std::atoll(value.substr(value.find(' ') + 1).c_str());
+        if (slowest < 0 || progress < least) slowest = r, least = progress;
+      }
+    } catch (const std::exception&) {
+    }
+    if (slowest >= 0) fail(fmt::format("rank {} hangs (least progress) and a collective failed: {}", slowest, what));
+  }
+  fail(fmt::format("a collective failed: {}", what));
+}
+
+void Session::fail(const std::string& message) {
+  fmt::print(stderr, "error: rank {}: {}; exiting without writing a result\n", env_.rank, message);
+  std::fflush(stderr);
+  // No destructors: a process group with a dead peer may block in its own teardown.
+  std::_Exit(exit_code::failed);
+}
+
+void Session::stop_watchdog() {
+  stop_.store(true);
+  if (watchdog_.joinable()) {
+    if (watchdog_.get_id() == std::this_thread::get_id()) {
+      watchdog_.detach();
+    } else {
+      watchdog_.join();
+    }
+  }
+}
+
+}  // namespace tipbench::distributed

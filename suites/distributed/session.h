@@ -1,0 +1,104 @@
+// The process's place in a distributed run: the rendezvous store, the process groups (Gloo for
+// control and CPU gradients, NCCL for CUDA gradients), the leader/follower command channel and a
+// heartbeat watchdog. One per process, started once (a launched rank at start-up; a world-size-1
+// run on the first ddp trial). Example:
+//   auto& s = Session::start(*rank_env, device);             // every rank
+//   if (s.leader()) s.send(Op::step); else auto [op, payload] = s.receive();
+//   s.gradients().allreduce(tensors)->wait();
+//
+// Failure model: a rank that dies or stops (SIGSTOP, a hung node) stops updating its heartbeat;
+// within kStaleAfter the others print "rank R stopped responding ..." and exit with
+// exit_code::failed from the watchdog thread, so no result is written. A collective that fails
+// or times out first (Gloo sees a closed socket at once) waits for the watchdog to name the rank,
+// else names the rank that made the least progress.
+#pragma once
+
+#include "distributed/rank_env.h"
+
+#include <c10/core/Device.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace tipbench::distributed {
+
+// What the leader (rank 0, which runs the harness) tells the followers to do.
+enum class Op : std::int64_t { prepare = 1, step, begin_measurement, metrics, release, end };
+
+inline constexpr std::chrono::seconds kHeartbeatPeriod{1};
+inline constexpr std::chrono::seconds kStaleAfter{10};
+inline constexpr std::chrono::seconds kCollectiveTimeout{30};
+
+// An exception's message without c10's appended C++ backtrace.
+std::string error_text(const std::exception& e);
+
+class Session {
+ public:
+  // Joins the run `env` describes: connects to (or hosts) the store, builds the groups, waits for
+  // every rank, starts the watchdog. Throws InputError for a port in use or an unreachable store.
+  static Session& start(const RankEnv& env, const c10::Device& device);
+  // The running session, else a world-size-1 one (an in-process store, no watchdog).
+  static Session& current_or_solo(const c10::Device& device);
+  static Session* current();
+
+  int rank() const { return env_.rank; }
+  int world_size() const { return env_.world_size; }
+  bool leader() const { return env_.rank == 0; }
+  const RankEnv& env() const { return env_; }
+  // This rank's device: cuda:LOCAL_RANK when the run is on CUDA, else the CPU.
+  const c10::Device& device() const { return device_; }
+  std::string backend_name() const { return gradients_->getBackendName(); }
+
+  c10d::Backend& gradients() { return *gradients_; }
+
+  // Leader: sends a command (and its payload) to every follower. Asynchronous: the broadcast
+  // completes while the leader already runs the step.
+  void send(Op op, const std::string& payload = "");
+  // Follower: blocks until the next command.
+  std::pair<Op, std::string> receive();
+  // A follower's measurements for the leader's `metrics` command (sequence number `seq`).
+  void publish_metrics(const std::map<std::string, double>& metrics);
+  // Leader: every rank's measurements, indexed by rank (rank 0's entry left empty).
+  std::vector<std::map<std::string, double>> collect_metrics();
+
+  // The main thread's progress (steps and commands), published with the heartbeat so that a
+  // rank hanging with a live process can still be named.
+  void note_progress() { progress_.fetch_add(1, std::memory_order_relaxed); }
+
+  // A collective failed or timed out: name the culprit and exit (exit_code::failed).
+  [[noreturn]] void peer_failed(const std::string& what);
+  // End of the run (every rank): no more heartbeat checks, so ranks may exit at their own pace.
+  void stop_watchdog();
+
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session();
+
+ private:
+  Session(RankEnv env, c10::Device device);
+  void connect();
+  void watch();
+  [[noreturn]] void fail(const std::string& message);
+
+  RankEnv env_;
+  c10::Device device_;
+  c10::intrusive_ptr<c10d::Store> store_, watchdog_store_;
+  c10::intrusive_ptr<c10d::Backend> control_, gradients_;
+  c10::intrusive_ptr<c10d::Work> last_command_;
+  at::Tensor command_;
+  std::int64_t seq_ = 0;
+  std::atomic<std::int64_t> progress_{0};
+  std::atomic<bool> stop_{false};
+  std::thread watchdog_;
+};
+
+}  // namespace tipbench::distributed

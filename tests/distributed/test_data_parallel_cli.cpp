@@ -1,0 +1,204 @@
+// The data_parallel suite as launched for real, the tipbench binary in child processes on the
+// CPU (Gloo): `--nproc 2` and torchrun runs that gather rank 1's measurements into rank 0's
+// result; a rank killed or stopped mid-run ends the run within 60 s naming the rank, with the
+// previous result file left as it was; a rendezvous port in use is a clear error (exit 2).
+#include "tipbench/exit_codes.h"
+#include "tipbench/result.h"
+
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#ifndef TIPBENCH_BINARY
+#error "TIPBENCH_BINARY must name the tipbench executable (tests/distributed/CMakeLists.txt)"
+#endif
+#ifndef TIPBENCH_TORCHRUN
+#error "TIPBENCH_TORCHRUN must name torchrun (tests/distributed/CMakeLists.txt)"
+#endif
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using tipbench::testing::fresh_scratch_dir;
+using tipbench::testing::read_bytes;
+using tipbench::testing::write_bytes;
+
+struct Outcome {
+  int code = -1;
+  double seconds = 0;
+  std::string err;
+};
+
+// Runs `args` with extra environment variables; stdout and stderr go to files in `dir`.
+Outcome run(std::vector<std::string> args, const fs::path& dir, const std::map<std::string, std::string>& extra = {}) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const auto started = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  Outcome o;
+  if (::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()) != 0) return o;
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.err = read_bytes(err);
+  return o;
+}
+
+std::vector<std::string> quick_run(const fs::path& out) {
+  return {TIPBENCH_BINARY, "run", "--suite", "data_parallel", "--quick", "--blocks", "3", "--bucket-mb", "0.25",
+          "--out", out.string()};
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Checks a 2-rank result: the ddp arms ran with both ranks and carry rank 1's measurements.
+void expect_two_rank_result(const fs::path& path, const std::string& launcher) {
+  const auto result = tipbench::read_result(path.string());
+  ASSERT_EQ(result.suites.size(), 1u);
+  const auto& suite = result.suites[0];
+  ASSERT_EQ(suite.cases.size(), 1u);
+  const auto& c = suite.cases[0];
+  EXPECT_EQ(tipbench::level(c.params, "ranks"), "2");
+  for (const auto& arm : c.arms) {
+    SCOPED_TRACE(arm.arm);
+    if (arm.arm == "dp") {
+      EXPECT_EQ(arm.status, tipbench::ArmStatus::skipped);
+      EXPECT_TRUE(contains(arm.reason, "GPU")) << arm.reason;
+      continue;
+    }
+    ASSERT_EQ(arm.status, tipbench::ArmStatus::ok) << arm.reason;
+    EXPECT_EQ(arm.trials.size(), 3u);
+    if (arm.arm == "single") continue;
+    EXPECT_EQ(arm.info.value("world_size", 0), 2);
+    EXPECT_EQ(arm.info.value("backend", ""), "gloo");
+    EXPECT_EQ(arm.info.value("launcher", ""), launcher);
+    EXPECT_GT(arm.info.value("buckets", 0), 1);
+    EXPECT_EQ(arm.trials[0].samples_per_step, 2 * std::stoll(tipbench::level(c.params, "batch")));
+    for (const auto* key : {"rank0_step_ms", "rank1_step_ms", "rank1_comm_share", "rank1_peak_memory_mb",
+                            "comm_share", "comm_share_max"}) {
+      ASSERT_TRUE(arm.metrics.count(key)) << key;
+    }
+    EXPECT_GT(arm.metrics.at("rank1_step_ms").median, 0);
+    EXPECT_GT(arm.metrics.at("rank1_peak_memory_mb").median, 0);
+    EXPECT_GE(arm.metrics.at("comm_share").median, 0);
+    EXPECT_LE(arm.metrics.at("comm_share_max").median, 1);
+  }
+  bool efficiency_note = false;
+  for (const auto& n : suite.notes) efficiency_note = efficiency_note || contains(n, "scaling efficiency");
+  EXPECT_TRUE(efficiency_note);
+}
+
+TEST(DataParallelLaunch, NprocTwoGathersRankOneIntoRankZerosResult) {
+  const auto dir = fresh_scratch_dir("dp_nproc");
+  const auto o = run([&] { auto a = quick_run(dir / "r.json"); a.insert(a.end(), {"--nproc", "2"}); return a; }(), dir);
+  ASSERT_EQ(o.code, 0) << o.err;
+  expect_two_rank_result(dir / "r.json", "tipbench");
+  tipbench::testing::remove_tree(dir);
+}
+
+TEST(DataParallelLaunch, TorchrunLaunchesTheSameBinary) {
+  if (::access(TIPBENCH_TORCHRUN, X_OK) != 0) GTEST_SKIP() << "no torchrun at " << TIPBENCH_TORCHRUN;
+  const auto dir = fresh_scratch_dir("dp_torchrun");
+  auto args = quick_run(dir / "r.json");
+  // --standalone: torchrun's own store on a free port, so nothing can collide.
+  args.insert(args.begin(), {TIPBENCH_TORCHRUN, "--standalone", "--no-python", "--nproc-per-node", "2"});
+  const auto o = run(args, dir, {{"OMP_NUM_THREADS", "1"}});
+  ASSERT_EQ(o.code, 0) << o.err;
+  expect_two_rank_result(dir / "r.json", "torchrun");
+  tipbench::testing::remove_tree(dir);
+}
+
+// A rank that dies or hangs mid-run: the run ends non-zero within 60 s, naming rank 1, and the
+// result file of an earlier run is untouched.
+void expect_fault_named(const std::string& fault, const std::string& message) {
+  // One directory per fault: ctest may run the fault tests at the same time.
+  std::string name = "dp_fault_" + fault;
+  std::replace(name.begin(), name.end(), ':', '_');
+  const auto dir = fresh_scratch_dir(name);
+  write_bytes(dir / "r.json", "old result");
+  auto args = quick_run(dir / "r.json");
+  args.insert(args.end(), {"--nproc", "2"});
+  const auto mark = dir / "fault_at";
+  const auto o = run(args, dir, {{"TIPBENCH_TEST_FAULT", fault}, {"TIPBENCH_TEST_FAULT_MARK", mark.string()}});
+  const double ended = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_NE(o.code, 0) << o.err;
+  // The others must be gone within 60 s of the fault (the launch before it may be slow on a busy CI).
+  ASSERT_TRUE(fs::exists(mark)) << "the fault never fired: " << o.err;
+  EXPECT_LT(ended - std::stod(read_bytes(mark)), 60) << o.err;
+  EXPECT_TRUE(contains(o.err, message)) << o.err;
+  EXPECT_EQ(read_bytes(dir / "r.json"), "old result");
+  tipbench::testing::remove_tree(dir);
+}
+
+TEST(DataParallelFaults, ADeadRankIsNamedAndNothingIsWritten) {
+  expect_fault_named("1:kill:15", "rank 1 was killed by signal 9");
+}
+
+TEST(DataParallelFaults, AHungRankIsNamedAndNothingIsWritten) {
+  expect_fault_named("1:stop:15", "rank 1 stopped responding");
+}
+
+TEST(DataParallelFaults, ARendezvousPortInUseIsAClearError) {
+  // Hold a listening socket on a port the kernel picked, then ask rank 0 to host the store there.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+
+  const auto dir = fresh_scratch_dir("dp_port");
+  const auto o = run(quick_run(dir / "r.json"), dir,
+                     {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}});
+  ::close(fd);
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+  EXPECT_TRUE(contains(o.err, "port is in use")) << o.err;
+  EXPECT_TRUE(contains(o.err, port)) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "r.json"));
+  tipbench::testing::remove_tree(dir);
+}
+
+TEST(DataParallelLaunch, NprocWithAnotherSuiteIsAUsageError) {
+  const auto dir = fresh_scratch_dir("dp_usage");
+  const auto o = run({TIPBENCH_BINARY, "run", "--suite", "zero_grad", "--nproc", "2", "--out", (dir / "r.json").string()},
+                     dir);
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "runs only --suite data_parallel")) << o.err;
+  tipbench::testing::remove_tree(dir);
+}
+
+}  // namespace
