@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <regex>
+#include <sstream>
 #include <chrono>
 #include <csignal>
 #include <string>
@@ -139,6 +141,36 @@ TEST(CliUsage, HelpExitsZero) {
   }
 }
 
+// Every flag a subcommand's --help lists is documented in docs/cli.md (as `--flag ...`).
+TEST(CliUsage, EveryFlagIsDocumented) {
+  const std::string docs = read_bytes(fs::path(TIPBENCH_SOURCE_DIR) / "docs" / "cli.md");
+  ASSERT_FALSE(docs.empty());
+  const std::vector<std::vector<std::string>> subcommands = {
+      {"list"},          {"run"},          {"env"},           {"data", "make"}, {"baseline", "save"},
+      {"baseline", "list"}, {"baseline", "find"}, {"compare"}, {"gate"},          {"report"}};
+  const std::regex flag(R"(^\s+(?:-\w,\s*)?(--[a-z][a-z0-9-]*))");
+  for (auto args : subcommands) {
+    args.push_back("--help");
+    const auto help = cli(args);
+    ASSERT_EQ(help.code, tipbench::exit_code::ok) << args[0];
+    std::istringstream lines(help.out);
+    int flags = 0;
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, flag) || m[1] == "--help") continue;
+      ++flags;
+      EXPECT_TRUE(contains(docs, "`" + m[1].str())) << args[0] << " " << m[1] << " is not in docs/cli.md";
+    }
+    // The parse must see flags where there are some: `list` and `baseline list` have none.
+    const bool has_flags = !(args[0] == "list" || (args[0] == "baseline" && args[1] == "list"));
+    if (has_flags) {
+      EXPECT_GT(flags, 0) << args[0] << " " << args[1] << ": no flags parsed from --help";
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// list and env
 // ---------------------------------------------------------------------------------------------
 // list and env
 
