@@ -43,7 +43,7 @@ if [[ $mode == interleaved ]]; then
   log "building the base $base_sha in $worktree"
   # The base reuses the head's .venv (the same pinned LibTorch) and builds only the binary.
   PATH=/usr/local/cuda/bin:$PATH cmake -S "$worktree" -B "$worktree/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTIPBENCH_PYTHON="$root/.venv/bin/python" \
+    -DTIPBENCH_PYTHON="$root/.venv/bin/python" \
     -DTIPBENCH_BUILD_TESTS=OFF -DTIPBENCH_BUILD_MICRO=OFF >&2 &&
     cmake --build "$worktree/build" --target tipbench >&2 || { log "the base does not build"; exit 2; }
   "$head_bin" gate --base-binary "$worktree/build/tipbench" --head-binary "$head_bin" "${config[@]}" \

@@ -49,7 +49,7 @@ build=${TIPBENCH_BUILD_DIR:-build}
 if [[ ! -f $build/build.ninja ]]; then
   log "configuring $build/"
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTIPBENCH_PYTHON="$root/.venv/bin/python" >&2
+        -DTIPBENCH_PYTHON="$root/.venv/bin/python" >&2   # ccache: cmake/TipbenchCcache.cmake
 fi
 log "building"
 cmake --build "$build" >&2

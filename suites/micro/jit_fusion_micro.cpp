@@ -1,7 +1,8 @@
 // The pointwise blocks of the jit_fusion suite alone, over tensor sizes: eager (one kernel per
 // op) vs TorchScript (compiled with torch::jit::compile; its profiling runs happen before the
 // timed loop) vs ATen's native fused op. Counters: `fused` (1 when the optimized graph holds a
-// fusion group, read from the graph) and `fusion_groups`; items = tensor elements.
+// fusion group, read from the graph) and `fusion_groups`; items = tensor elements; the label
+// names the block, implementation and pass.
 //   build/suites/micro/tipbench_micro --benchmark_filter=Pointwise
 //   Name: BM_Pointwise/block:1/impl:1/rows:2048/backward:0/cuda:0
 //   block 0 gelu, 1 bias_gelu, 2 bias_dropout_residual, 3 layer_norm; impl 0 eager, 1 torchscript, 2 native
@@ -71,7 +72,9 @@ void BM_Pointwise(benchmark::State& state) {
     }
   }
   state.SetItemsProcessed(state.iterations() * rows * columns(block));
-  state.SetLabel(s::to_string(block));
+  // The numeric arguments in words: "bias_gelu torchscript forward+backward".
+  static constexpr const char* kImpls[] = {"eager", "torchscript", "native"};
+  state.SetLabel(std::string(s::to_string(block)) + " " + kImpls[impl] + (backward ? " forward+backward" : " forward"));
 }
 
 // CPU rows use the wall clock (the main thread's CPU time would miss LibTorch's intra-op
