@@ -5,16 +5,14 @@
 #include "tipbench/exit_codes.h"
 #include "tipbench/result.h"
 
+#include "child_process.h"
 #include "scratch_dir.h"
 
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,8 +27,6 @@
 #ifndef TIPBENCH_TORCHRUN
 #error "TIPBENCH_TORCHRUN must name torchrun (tests/distributed/CMakeLists.txt)"
 #endif
-
-extern char** environ;
 
 namespace {
 
@@ -47,30 +43,8 @@ struct Outcome {
 
 // Runs `args` with extra environment variables; stdout and stderr go to files in `dir`.
 Outcome run(std::vector<std::string> args, const fs::path& dir, const std::map<std::string, std::string>& extra = {}) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const auto started = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  Outcome o;
-  if (::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()) != 0) return o;
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.err = read_bytes(err);
-  return o;
+  const auto child = tipbench::testing::run_child(args, dir / "stdout.txt", dir / "stderr.txt", extra);
+  return {.code = child.code, .seconds = child.seconds, .err = child.err};
 }
 
 std::vector<std::string> quick_run(const fs::path& out) {

@@ -5,21 +5,17 @@
 // slowdown, which must end in a confirmed FAIL (exit 1).
 #include "tipbench/result.h"
 
+#include "child_process.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef TIPBENCH_BINARY
 #error "TIPBENCH_BINARY must name the tipbench executable"
 #endif
-
-extern char** environ;
 
 namespace {
 
@@ -37,26 +33,8 @@ struct Outcome {
 
 Outcome tipbench_cmd(const fs::path& dir, std::vector<std::string> args) {
   args.insert(args.begin(), TIPBENCH_BINARY);
-  const std::string out = (dir / "stdout.txt").string();
-  const std::string err = (dir / "stderr.txt").string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  Outcome o;
-  if (::posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  o.out = read_bytes(out);
-  o.err = read_bytes(err);
-  return o;
+  const auto child = tipbench::testing::run_child(args, dir / "stdout.txt", dir / "stderr.txt");
+  return {.code = child.code, .out = child.out, .err = child.err};
 }
 
 bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }

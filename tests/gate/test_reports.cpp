@@ -8,17 +8,13 @@
 #include "tipbench/reports/gbench.h"
 #include "tipbench/reports/html_report.h"
 
+#include "child_process.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace {
 
@@ -259,21 +255,7 @@ std::string find_chromium() {
 
 // Runs argv with stdout to `out` (stderr discarded); returns the exit status.
 int run_to_file(const std::vector<std::string>& args, const std::string& out) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> copy = args;
-  std::vector<char*> argv;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, copy[0].c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return tipbench::testing::run_child(args, out, "").code;
 }
 
 TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
