@@ -1,6 +1,8 @@
 // `tipbench baseline save|list|find`: stored baselines under results/baselines/<slug>/<name>.json.
 #include "tipbench/commands.h"
 
+#include "cli_checks.h"
+#include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/fingerprint.h"
 #include "tipbench/gate/baseline_store.h"
@@ -26,6 +28,7 @@ struct BaselineFlags {
 };
 
 int save(const BaselineFlags& f) {
+  if (!output_dir_writable("--dir", f.dir)) return exit_code::usage;
   try {
     const std::string path = gate::save_baseline(f.run, f.dir, f.name, f.force);
     fmt::print("stored {} as {}\n", f.run, path);
@@ -34,7 +37,7 @@ int save(const BaselineFlags& f) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot store the baseline: {}\n", e.what());
+    fmt::print(stderr, "error: cannot store the baseline: {}\n", error_summary(e));
     return exit_code::internal;
   }
 }
@@ -75,14 +78,14 @@ Command add_baseline_command(CLI::App& app) {
   auto* sub = app.add_subcommand("baseline", "Store, list and find baselines (results/baselines/<fingerprint>/<name>.json)");
   sub->require_subcommand(1, 1);
   auto f = std::make_shared<BaselineFlags>();
-  sub->add_option("--dir", f->dir, "Baselines directory")->capture_default_str();
+  sub->add_option("--dir", f->dir, "Baselines directory")->check(not_a_flag())->capture_default_str();
   auto* save_cmd = sub->add_subcommand("save", "Store a run as the baseline for its fingerprint");
   save_cmd->add_option("run", f->run, "Result file")->required()->check(CLI::ExistingFile);
-  save_cmd->add_option("--name", f->name, "Baseline name (file name without .json)")->capture_default_str();
+  save_cmd->add_option("--name", f->name, "Baseline name (file name without .json)")->check(not_a_flag())->capture_default_str();
   save_cmd->add_flag("--force", f->force, "Replace an existing baseline of that name");
   auto* list_cmd = sub->add_subcommand("list", "List stored baselines");
   auto* find_cmd = sub->add_subcommand("find", "Print the stored baseline for this machine's fingerprint (exit 3 if none)");
-  find_cmd->add_option("--slug", f->slug, "Look up this fingerprint slug instead of this machine's");
+  find_cmd->add_option("--slug", f->slug, "Look up this fingerprint slug instead of this machine's")->check(not_a_flag());
   find_cmd->add_flag("--cpu", f->cpu, "This machine's fingerprint as a CPU run records it");
   return {sub, [f, save_cmd, list_cmd, find_cmd] {
             if (save_cmd->parsed()) return save(*f);

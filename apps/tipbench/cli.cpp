@@ -1,7 +1,9 @@
 #include "tipbench/cli.h"
 
 #include "tipbench/commands.h"
+#include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/result.h"
 #include "tipbench/trial.h"
 
 #include <fmt/format.h>
@@ -18,6 +20,53 @@ constexpr const char* kDescription =
     "tipbench: PyTorch training-performance tips as measured A/B experiments (LibTorch).\n"
     "Exit codes: 0 ok, 1 an arm failed (run) or a confirmed regression (gate), 2 usage or input error,\n"
     "3 inconclusive (gate), 4 internal error.";
+
+// The subcommand (or sub-subcommand, e.g. `baseline save`) the user typed, if any.
+const CLI::App* typed_subcommand(const std::vector<Command>& commands, const std::vector<std::string>& argv) {
+  if (argv.size() < 2) return nullptr;
+  for (const auto& command : commands) {
+    if (command.app->get_name() != argv[1]) continue;
+    const CLI::App* sub = command.app;
+    if (argv.size() > 2) {
+      for (const auto* nested : sub->get_subcommands([](const CLI::App*) { return true; })) {
+        if (nested->get_name() == argv[2]) return nested;
+      }
+    }
+    return sub;
+  }
+  return nullptr;
+}
+
+std::string sub_path(const CLI::App* sub) {
+  const auto* parent = sub->get_parent();
+  return parent && parent->get_parent() ? parent->get_name() + " " + sub->get_name() : sub->get_name();
+}
+
+std::vector<std::string> flag_names(const CLI::App& sub) {
+  std::vector<std::string> names;
+  for (const auto* option : sub.get_options()) {
+    if (option->get_positional() || option->get_name() == "--help") continue;
+    names.push_back(option->get_name());
+  }
+  return names;
+}
+
+// The last line of defence: whatever a subcommand throws becomes one line and an exit code,
+// never std::terminate's "terminate called after throwing" (exit 134) or a backtrace.
+int run_guarded(const Command& command) {
+  try {
+    return command.run();
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: tipbench {} could not finish: {}\n", command.app->get_name(), error_summary(e));
+    return exit_code::internal;
+  } catch (...) {
+    fmt::print(stderr, "error: tipbench {} could not finish (an unknown error)\n", command.app->get_name());
+    return exit_code::internal;
+  }
+}
 
 }  // namespace
 
@@ -51,10 +100,19 @@ int main(const std::vector<std::string>& argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     app.exit(e);
+    // A bad flag of a subcommand: name that subcommand's flags, not the list of subcommands. A
+    // bad value of a known flag has said all there is to say.
+    const auto* sub = typed_subcommand(commands, argv);
+    if (sub && dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return exit_code::usage;
+    if (sub) {
+      std::cerr << fmt::format("Valid flags of `tipbench {}`: {}. Run `tipbench {} --help` for what they do.\n",
+                               sub_path(sub), fmt::join(flag_names(*sub), ", "), sub_path(sub));
+      return exit_code::usage;
+    }
     return usage_error("");
   }
   for (const auto& command : commands) {
-    if (command.app->parsed()) return command.run();
+    if (command.app->parsed()) return run_guarded(command);
   }
   return exit_code::usage;
 }

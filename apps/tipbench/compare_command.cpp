@@ -3,7 +3,9 @@
 // marked with the fields that differ.
 #include "tipbench/commands.h"
 
+#include "cli_checks.h"
 #include "tipbench/atomic_file.h"
+#include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/reports/comparison_report.h"
 
@@ -54,6 +56,7 @@ int run_compare(const CompareFlags& f) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;
   }
+  if (!f.out.empty() && !output_file_writable("--out", f.out)) return exit_code::usage;
   const gate::CompareOptions options{.paired = f.paired, .seed = f.seed, .practical_threshold = f.threshold_pct / 100};
   std::string text;
   if (f.format == "markdown") {
@@ -75,7 +78,12 @@ int run_compare(const CompareFlags& f) {
   if (f.out.empty()) {
     fmt::print("{}", text);
   } else {
-    write_file_atomically(f.out, text);
+    try {
+      write_file_atomically(f.out, text);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: cannot write {}: {}\n", f.out, error_summary(e));
+      return exit_code::internal;
+    }
     fmt::print(stderr, "wrote {}\n", f.out);
   }
   return exit_code::ok;
@@ -92,8 +100,8 @@ Command add_compare_command(CLI::App& app) {
       ->check(CLI::Range(0.01, 100.0))->capture_default_str();
   sub->add_option("--format", f->format, "text, markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
-  sub->add_option("--out", f->out, "Write to this file instead of stdout");
-  sub->add_option("--seed", f->seed, "Bootstrap seed")->capture_default_str();
+  sub->add_option("--out", f->out, "Write to this file instead of stdout")->check(not_a_flag());
+  sub->add_option("--seed", f->seed, "Bootstrap seed")->check(seed_value())->capture_default_str();
   return {sub, [f] { return run_compare(*f); }};
 }
 

@@ -1,5 +1,6 @@
 // `tipbench data make`: writes the dataloader suite's on-disk dataset of real JPEG files,
 // deterministically, or reuses or completes one already there.
+#include "cli_checks.h"
 #include "tipbench/commands.h"
 
 #include "tipbench/data/dataset.h"
@@ -42,6 +43,7 @@ int make(const MakeOptions& o) {
   }
   try {
     spec.validate();
+    if (!output_dir_writable("--out", o.out)) return exit_code::usage;
     const auto report = data::make_dataset(o.out, spec);
     const double mb = static_cast<double>(report.manifest.total_bytes()) / (1 << 20);
     switch (report.outcome) {
@@ -76,11 +78,15 @@ Command add_data_command(CLI::App& app) {
       "make", "Write a deterministic ImageFolder-style dataset of JPEG files with a manifest; reuses a complete "
               "one, completes a partial one");
   auto o = std::make_shared<MakeOptions>();
-  make_cmd->add_option("--out", o->out, "Dataset directory (created; its parents too)")->required();
+  make_cmd->add_option("--out", o->out, "Dataset directory (created; its parents too)")->required()->check(not_a_flag());
   make_cmd->add_option("--images", o->images, "Number of images")->check(CLI::Range(1, 10'000'000))->capture_default_str();
-  make_cmd->add_option("--size", o->size, "Image size WIDTHxHEIGHT (ImageNet-like by default)")->capture_default_str();
+  make_cmd->add_option("--size", o->size, "Image size WIDTHxHEIGHT (ImageNet-like by default)")
+      ->check(not_a_flag())
+      ->capture_default_str();
   make_cmd->add_option("--classes", o->classes, "Number of classes")->check(CLI::Range(1, 1000))->capture_default_str();
-  make_cmd->add_option("--seed", o->seed, "Seed: the same seed makes the same files")->capture_default_str();
+  make_cmd->add_option("--seed", o->seed, "Seed: the same seed makes the same files")
+      ->check(seed_value())
+      ->capture_default_str();
   make_cmd->add_option("--quality", o->quality, "JPEG quality")->check(CLI::Range(1, 100))->capture_default_str();
   return {sub, [o] { return make(*o); }};
 }

@@ -5,7 +5,9 @@
 #include "tipbench/commands.h"
 
 #include "gate_session.h"
+#include "cli_checks.h"
 #include "tipbench/atomic_file.h"
+#include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/gate/baseline_store.h"
 #include "tipbench/gate/decision.h"
@@ -160,21 +162,50 @@ gate::Remeasure stored_remeasure(const Result& baseline, const Result& current, 
   };
 }
 
-void write_outputs(const GateFlags& f, const gate::GateReport& report, const std::string& base_label,
-                   const std::string& current_label, const std::string& out_dir) {
+// The Markdown and JSON verdicts (where asked for). Returns why one could not be written, if so.
+std::optional<std::string> write_outputs(const GateFlags& f, const gate::GateReport& report,
+                                         const std::string& base_label, const std::string& current_label,
+                                         const std::string& out_dir) {
   std::string md_path = f.markdown_path;
   std::string json_path = f.json_path;
   if (!out_dir.empty()) {
     if (md_path.empty()) md_path = out_dir + "/gate.md";
     if (json_path.empty()) json_path = out_dir + "/gate.json";
   }
-  if (!md_path.empty()) {
-    write_file_atomically(md_path, reports::gate_markdown(report, base_label, current_label));
-    fmt::print("wrote {}\n", md_path);
+  try {
+    if (!md_path.empty()) {
+      write_file_atomically(md_path, reports::gate_markdown(report, base_label, current_label));
+      fmt::print("wrote {}\n", md_path);
+    }
+    if (!json_path.empty()) {
+      write_file_atomically(json_path, gate::gate_report_to_json(report).dump(2) + "\n");
+      fmt::print("wrote {}\n", json_path);
+    }
+  } catch (const std::exception& e) {
+    return error_summary(e);
   }
-  if (!json_path.empty()) {
-    write_file_atomically(json_path, gate::gate_report_to_json(report).dump(2) + "\n");
-    fmt::print("wrote {}\n", json_path);
+  return std::nullopt;
+}
+
+// The verdict on the console, then the files; the last line names the code really returned.
+int deliver(const GateFlags& f, const gate::GateReport& report, const std::string& base_label,
+            const std::string& current_label, const std::string& out_dir) {
+  const auto problem = write_outputs(f, report, base_label, current_label, out_dir);
+  const int code = problem ? exit_code::internal : report.exit_code();
+  reports::print_gate_report(report, base_label, current_label, stdout, code);
+  if (problem) fmt::print(stderr, "error: cannot write the gate's verdict: {}\n", *problem);
+  return code;
+}
+
+// Fail fast: every output the gate will write, checked before anything is measured.
+void check_outputs(const GateFlags& f, const std::string& out_dir) {
+  for (const auto& [flag, path] : {std::pair{"--markdown", f.markdown_path}, std::pair{"--json", f.json_path}}) {
+    if (const auto problem = path.empty() ? std::nullopt : output_file_problem(path)) {
+      throw UsageError(fmt::format("{} {}: cannot write there: {}", flag, path, *problem));
+    }
+  }
+  if (const auto problem = out_dir.empty() ? std::nullopt : output_dir_problem(out_dir)) {
+    throw UsageError(fmt::format("--out-dir {}: cannot write there: {}", out_dir, *problem));
   }
 }
 
@@ -204,6 +235,7 @@ int interleaved(const GateFlags& f, const gate::GateConfig& config) {
   plan.blocks = f.blocks;
   plan.seed = f.seed;
   plan.work_dir = f.out_dir.empty() ? default_out_dir() : f.out_dir;
+  check_outputs(f, plan.work_dir);
   fmt::print(stderr, "gate: head {} vs base {}, {} interleaved blocks, work dir {}\n", f.head_binary, f.base_binary,
              f.blocks, plan.work_dir);
   const SessionResult session = run_interleaved(plan, "session");
@@ -215,15 +247,14 @@ int interleaved(const GateFlags& f, const gate::GateConfig& config) {
   gate::confirm_candidates(report,
                            f.no_rerun ? gate::Remeasure{} : paired_remeasure(session.base, session.head, plan.work_dir, config, f.seed),
                            config);
-  reports::print_gate_report(report, base_path, head_path, stdout);
-  write_outputs(f, report, base_path, head_path, plan.work_dir);
-  return report.exit_code();
+  return deliver(f, report, base_path, head_path, plan.work_dir);
 }
 
 int from_files(const GateFlags& f, const gate::GateConfig& config) {
   if (f.current.empty() || f.baseline.empty()) {
     throw UsageError("give --baseline FILE|auto and --current FILE, or --base-binary and --head-binary");
   }
+  check_outputs(f, f.out_dir);
   const Result current = read_result(f.current);
   std::string baseline_path = f.baseline;
   if (f.baseline == "auto") {
@@ -258,9 +289,7 @@ int from_files(const GateFlags& f, const gate::GateConfig& config) {
                          : stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir, config);
   }
   gate::confirm_candidates(report, remeasure, config);
-  reports::print_gate_report(report, baseline_path, f.current, stdout);
-  write_outputs(f, report, baseline_path, f.current, f.out_dir);
-  return report.exit_code();
+  return deliver(f, report, baseline_path, f.current, f.out_dir);
 }
 
 int run_gate(const GateFlags& f) {
@@ -278,7 +307,7 @@ int run_gate(const GateFlags& f) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: the gate could not finish: {}\n", e.what());
+    fmt::print(stderr, "error: the gate could not finish: {}\n", error_summary(e));
     return exit_code::internal;
   }
 }
@@ -289,18 +318,18 @@ Command add_gate_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "gate", "Regression gate: PASS (0) / FAIL (1, confirmed regression) / INCONCLUSIVE (3); 2 on bad input");
   auto f = std::make_shared<GateFlags>();
-  sub->add_option("--baseline", f->baseline, "Baseline result file, or auto: the stored baseline for the current run's fingerprint");
-  sub->add_option("--current", f->current, "Current result file");
+  sub->add_option("--baseline", f->baseline, "Baseline result file, or auto: the stored baseline for the current run's fingerprint")->check(not_a_flag());
+  sub->add_option("--current", f->current, "Current result file")->check(not_a_flag());
   sub->add_flag("--paired", f->paired, "--baseline and --current come from one interleaved session: pair them by block");
-  sub->add_option("--base-binary", f->base_binary, "Interleaved mode: the base build's tipbench binary");
-  sub->add_option("--head-binary", f->head_binary, "Interleaved mode: the head build's tipbench binary");
-  sub->add_option("--config", f->config_path, "Gate thresholds (JSON, e.g. ci/gate-thresholds.json); default: throughput 3%");
+  sub->add_option("--base-binary", f->base_binary, "Interleaved mode: the base build's tipbench binary")->check(not_a_flag());
+  sub->add_option("--head-binary", f->head_binary, "Interleaved mode: the head build's tipbench binary")->check(not_a_flag());
+  sub->add_option("--config", f->config_path, "Gate thresholds (JSON, e.g. ci/gate-thresholds.json); default: throughput 3%")->check(not_a_flag());
   sub->add_option("--threshold", f->threshold_pct, "Override every practical threshold, in percent")->check(CLI::Range(0.01, 100.0));
   sub->add_option("--alpha", f->alpha, "Family-wise false-alarm rate over all checks (Holm); default 0.05 or the config's")
       ->check(CLI::Range(0.0001, 0.5));
-  sub->add_option("--baselines-dir", f->baselines_dir, "Where stored baselines live")->capture_default_str();
+  sub->add_option("--baselines-dir", f->baselines_dir, "Where stored baselines live")->capture_default_str()->check(not_a_flag());
   sub->add_flag("--no-rerun", f->no_rerun, "Do not re-measure candidates: they fail unconfirmed");
-  sub->add_option("--rerun-binary", f->rerun_binary, "Stored mode: the binary that re-measures a candidate (default: the current run's)");
+  sub->add_option("--rerun-binary", f->rerun_binary, "Stored mode: the binary that re-measures a candidate (default: the current run's)")->check(not_a_flag());
   sub->add_option("--blocks", f->blocks, "Interleaved mode: blocks per side")->check(CLI::Range(3, 1000))->capture_default_str();
   sub->add_option("--suite", f->suites, "Interleaved mode: suite to run (repeatable; default all)")->check(CLI::IsMember(suite_names()));
   sub->add_option("--model", f->models, "Interleaved mode: model (repeatable; default: run's default)");
@@ -310,10 +339,10 @@ Command add_gate_command(CLI::App& app) {
   sub->add_option("--head-inject-slowdown", f->head_inject_slowdown_pct,
                   "Calibration: slow the head's steps by PCT percent (the run's --inject-slowdown)")
       ->check(CLI::Range(0.0, 1000.0));
-  sub->add_option("--out-dir", f->out_dir, "Where session results, logs and gate.md/gate.json go (default results/gate/<UTC time>)");
-  sub->add_option("--markdown", f->markdown_path, "Write the verdict as Markdown (for a PR comment)");
-  sub->add_option("--json", f->json_path, "Write the verdict as JSON");
-  sub->add_option("--seed", f->seed, "Seed for block order and bootstrap")->capture_default_str();
+  sub->add_option("--out-dir", f->out_dir, "Where session results, logs and gate.md/gate.json go (default results/gate/<UTC time>)")->check(not_a_flag());
+  sub->add_option("--markdown", f->markdown_path, "Write the verdict as Markdown (for a PR comment)")->check(not_a_flag());
+  sub->add_option("--json", f->json_path, "Write the verdict as JSON")->check(not_a_flag());
+  sub->add_option("--seed", f->seed, "Seed for block order and bootstrap")->check(seed_value())->capture_default_str();
   return {sub, [f] { return run_gate(*f); }};
 }
 

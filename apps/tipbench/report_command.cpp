@@ -3,7 +3,9 @@
 // Google Benchmark JSON per run (--format gbench) for google/benchmark's tools/compare.py.
 #include "tipbench/commands.h"
 
+#include "cli_checks.h"
 #include "tipbench/atomic_file.h"
+#include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/gate/baseline_store.h"
 #include "tipbench/reports/comparison_report.h"
@@ -48,6 +50,14 @@ std::string stem_of(const std::string& label) {
   return gate::is_safe_name(s) ? s : "run";
 }
 
+// stem, else stem-2, stem-3, ...: the first not yet taken (and now taken).
+std::string unique_stem(const std::string& stem, std::set<std::string>& taken) {
+  std::string candidate = stem;
+  for (int n = 2; taken.contains(candidate); ++n) candidate = fmt::format("{}-{}", stem, n);
+  taken.insert(candidate);
+  return candidate;
+}
+
 // Every result file directly in dir, readable ones only (a history dir may hold other files).
 std::vector<reports::NamedRun> load_history(const std::string& dir) {
   std::vector<std::string> names;
@@ -89,6 +99,7 @@ int run_report(const ReportFlags& f) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;
   }
+  if (!output_dir_writable("--out", f.out_dir)) return exit_code::usage;
   const gate::CompareOptions compare{.paired = f.paired, .practical_threshold = f.threshold_pct / 100};
   try {
     if (all || formats.contains("html")) {
@@ -104,14 +115,15 @@ int run_report(const ReportFlags& f) {
       fmt::print("wrote {}\n", path);
     }
     if (all || formats.contains("gbench")) {
+      std::set<std::string> taken;  // two inputs named run.json must not share one output
       for (const auto& r : runs) {
-        const std::string path = f.out_dir + "/" + stem_of(r.label) + ".gbench.json";
+        const std::string path = f.out_dir + "/" + unique_stem(stem_of(r.label), taken) + ".gbench.json";
         write_file_atomically(path, reports::to_gbench_json(r.result).dump(2) + "\n");
         fmt::print("wrote {}\n", path);
       }
     }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot write the report: {}\n", e.what());
+    fmt::print(stderr, "error: cannot write the report: {}\n", error_summary(e));
     return exit_code::internal;
   }
   return exit_code::ok;
@@ -128,7 +140,7 @@ Command add_report_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   sub->add_option("--history", f->history_dir, "A directory of earlier results (e.g. results/baselines/<slug>) for trend charts")
       ->check(CLI::ExistingDirectory);
-  sub->add_option("--out", f->out_dir, "Output directory (created)")->required();
+  sub->add_option("--out", f->out_dir, "Output directory (created)")->required()->check(not_a_flag());
   sub->add_option("--format", f->formats, "html, markdown, gbench or all (repeatable; default html and markdown)")
       ->check(CLI::IsMember({"html", "markdown", "gbench", "all"}));
   sub->add_option("--chartjs", f->chartjs, "Chart.js UMD bundle to inline (Debian: libjs-chart.js)")->capture_default_str();

@@ -1,9 +1,16 @@
 // `tipbench run`: runs suites on a device and writes one result document (atomically).
 #include "tipbench/commands.h"
 
+#include "cli_checks.h"
 #include "distributed/launcher.h"
 #include "distributed/run_role.h"
+#include "run_options.h"
+#include "tipbench/atomic_file.h"
+#include "tipbench/data/system.h"
+#include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/interrupt_notice.h"
+#include "tipbench/partial_run.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
 #include "tipbench/reports/console.h"
@@ -12,31 +19,17 @@
 #include "tipbench/runner.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <map>
 #include <optional>
 
 namespace tipbench::cli {
 
 namespace {
-
-struct RunOptions {
-  std::vector<std::string> suites{"all"};
-  std::vector<std::string> models;
-  std::string device = "auto";
-  std::int64_t batch_size = 0;
-  bool quick = false;
-  int blocks = 0;  // 0: the preset's
-  double threshold_pct = 0;
-  std::string out;
-  std::uint64_t seed = 0;
-  double inject_slowdown_pct = 0;  // gate-calibration test knob (docs/gate.md)
-  std::string data_dir;  // the dataloader suite's dataset; "": the cache's, made on first use
-  bool loader_only = false;
-  std::string corrupt_policy = "skip";
-  int nproc = 1;           // > 1: launch this many local ranks (data_parallel)
-  double bucket_mb = 25;   // data_parallel: gradient bucket size
-};
 
 // "auto" is cuda:0 when a CUDA device exists, else cpu. An explicit cuda without a device is an
 // error, not a silent fallback: a CPU number must never pass for a GPU one.
@@ -71,65 +64,128 @@ std::vector<const Suite*> selected_suites(const std::vector<std::string>& names)
   return out;
 }
 
-MeasureSettings settings_from(const RunOptions& o) {
-  MeasureSettings s = o.quick ? quick_settings() : MeasureSettings{};
-  if (o.blocks > 0) s.blocks = o.blocks;
-  if (o.threshold_pct > 0) s.practical_threshold = o.threshold_pct / 100;
-  s.seed = o.seed;
-  s.inject_slowdown_pct = o.inject_slowdown_pct;
-  return s;
-}
-
-bool any_failed(const std::vector<SuiteResult>& suites) {
+bool any_unusable(const std::vector<SuiteResult>& suites) {
   for (const auto& s : suites)
     for (const auto& c : s.cases)
       for (const auto& a : c.arms)
-        if (a.status == ArmStatus::failed) return true;
+        if (a.status == ArmStatus::failed || a.status == ArmStatus::invalid) return true;
   return false;
 }
 
-int run(const RunOptions& o, const std::vector<std::string>& argv) {
+// A failed or invalid arm makes the run's exit code 1 (the result is still written).
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "error: {}\n", message);
+  return exit_code::usage;
+}
+
+// One rank per device; on a CPU one per core, or kRanksPerCoreOversubscribed per core with
+// --oversubscribe. Hundreds of ranks on two cores end in the kernel's OOM killer, not a result.
+std::optional<std::string> rank_count_problem(const RunOptions& o, const c10::Device& device) {
+  if (device.is_cuda()) {
+    const auto gpus = static_cast<int>(torch::cuda::device_count());
+    if (o.nproc <= gpus) return std::nullopt;
+    return fmt::format("--nproc {}: one rank per GPU, and {} CUDA device(s) are visible", o.nproc, gpus);
+  }
+  const int cores = data::available_cores();
+  const int limit = o.oversubscribe ? kRanksPerCoreOversubscribed * cores : cores;
+  if (o.nproc <= limit) return std::nullopt;
+  if (o.oversubscribe) {
+    return fmt::format("--nproc {}: --oversubscribe allows at most {} ranks per core, {} on the {} core(s) this "
+                       "process may use",
+                       o.nproc, kRanksPerCoreOversubscribed, limit, cores);
+  }
+  return fmt::format("--nproc {}: one rank per core, and this process may use {} core(s); --oversubscribe allows "
+                     "up to {} per core ({})",
+                     o.nproc, cores, kRanksPerCoreOversubscribed, kRanksPerCoreOversubscribed * cores);
+}
+
+// --resume FILE: the options of the interrupted run. Flags given with it must agree with them.
+std::optional<std::string> resume_options(RunOptions& o, bool other_flags, PartialRun& partial) {
+  partial = read_partial_run(o.resume);  // InputError: caught by the caller
+  RunOptions recorded = run_options_from_json(partial.run_options);
+  if (other_flags) {
+    RunOptions here = o;
+    if (here.out.empty()) here.out = recorded.out;
+    if (const auto diffs = run_option_differences(here, recorded); !diffs.empty()) {
+      return fmt::format("--resume {}: this command's options differ from the interrupted run's ({}); run "
+                         "`tipbench run --resume {}` alone to finish it as it was started",
+                         o.resume, fmt::join(diffs, "; "), o.resume);
+    }
+  }
+  recorded.resume = o.resume;
+  recorded.verbose = o.verbose;
+  o = recorded;
+  return std::nullopt;
+}
+
+// The machine and build must be the ones that measured the finished cases.
+std::optional<std::string> resume_context_problem(const RunContext& here, const RunContext& recorded,
+                                                  const std::string& file) {
+  std::vector<std::string> diffs;
+  if (here.fingerprint_slug != recorded.fingerprint_slug) {
+    diffs.push_back(fmt::format("fingerprint {} here, {} in the run (fields differ: {})", here.fingerprint_slug,
+                                recorded.fingerprint_slug,
+                                fmt::join(fingerprint_differences(recorded.fingerprint, here.fingerprint), ", ")));
+  }
+  if (here.tipbench_version != recorded.tipbench_version || here.git.sha != recorded.git.sha) {
+    diffs.push_back(fmt::format("tipbench {} (git {}) here, {} (git {}) in the run", here.tipbench_version,
+                                here.git.sha.empty() ? "-" : here.git.sha.substr(0, 12), recorded.tipbench_version,
+                                recorded.git.sha.empty() ? "-" : recorded.git.sha.substr(0, 12)));
+  }
+  if (here.device != recorded.device) diffs.push_back(fmt::format("device {} here, {} in the run", here.device, recorded.device));
+  if (diffs.empty()) return std::nullopt;
+  return fmt::format("--resume {}: the finished cases were measured elsewhere: {}; a result must come from one "
+                     "machine and build (start the run again instead)",
+                     file, fmt::join(diffs, "; "));
+}
+
+std::map<std::string, CaseResult> finished_cases_of(const Result& r) {
+  std::map<std::string, CaseResult> out;
+  for (const auto& s : r.suites)
+    for (const auto& c : s.cases) out.emplace(c.name, c);
+  return out;
+}
+
+std::string resume_hint(int cases, const std::string& partial_path) {
+  return fmt::format("\ninterrupted: {} case(s) kept in {}; finish the run with: tipbench run --resume {}", cases,
+                     partial_path, partial_path);
+}
+
+int run(RunOptions o, bool other_flags, const std::vector<std::string>& argv) {
   // A distributed launch: a launcher's variables (torchrun, srun, our own --nproc) make this
   // process one rank; without them, --nproc N makes it the launcher of N local ranks.
   std::optional<distributed::RankEnv> rank_env;
+  PartialRun partial;
   try {
     rank_env = distributed::rank_env_from_environment();
+    if (!o.resume.empty()) {
+      if (rank_env || o.nproc > 1) return usage_error("--resume finishes a single-process run; a distributed run is started again");
+      if (auto problem = resume_options(o, other_flags, partial)) return usage_error(*problem);
+    }
   } catch (const InputError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::usage;
+    return usage_error(e.what());
   }
   std::string error;
   const auto device = resolve_device(o.device, error);
-  if (!device) {
-    fmt::print(stderr, "error: {}\n", error);
-    return exit_code::usage;
-  }
+  if (!device) return usage_error(error);
   if (o.nproc > 1 && !rank_env) {
     if (o.suites != std::vector<std::string>{distributed::kDistributedSuite}) {
-      fmt::print(stderr, "error: --nproc {} runs only --suite {}\n", o.nproc, distributed::kDistributedSuite);
-      return exit_code::usage;
+      return usage_error(fmt::format("--nproc {} runs only --suite {}", o.nproc, distributed::kDistributedSuite));
     }
-    if (device->is_cuda() && o.nproc > static_cast<int>(torch::cuda::device_count())) {
-      fmt::print(stderr, "error: --nproc {}: one rank per GPU, and {} CUDA device(s) are visible\n", o.nproc,
-                 torch::cuda::device_count());
-      return exit_code::usage;
-    }
+    if (auto problem = rank_count_problem(o, *device)) return usage_error(*problem);
     return distributed::launch_local_ranks({.executable = self_executable_path(), .argv = argv, .nproc = o.nproc});
   }
   RunPlan plan;
   plan.suites = selected_suites(o.suites);
-  plan.settings = settings_from(o);
-  plan.context = {.device = *device, .models = o.models, .batch_size = o.batch_size,
-                  .seed = o.seed, .quick = o.quick, .data_dir = o.data_dir,
-                  .loader_only = o.loader_only, .corrupt_policy = o.corrupt_policy,
-                  .bucket_mb = o.bucket_mb};
+  plan.settings = measure_settings_from(o);
+  plan.context = suite_context_from(o, *device);
   plan.self_executable = self_executable_path();
+  plan.verbose = o.verbose;
   if (rank_env) {  // ranks 1..N-1 serve rank 0 here until the run ends; rank 0 goes on
     try {
       if (auto code = distributed::join_distributed_run(*rank_env, plan.suites, plan.context)) return *code;
     } catch (const InputError& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return exit_code::usage;
+      return usage_error(e.what());
     }
   }
   // Releases the other ranks on every way out of rank 0's run.
@@ -139,34 +195,81 @@ int run(const RunOptions& o, const std::vector<std::string>& argv) {
 
   Result result;
   result.context = make_run_context(argv, *device, plan.settings);
-  const std::string out = o.out.empty() ? fmt::format("results/runs/{}-{}.json", compact_utc_timestamp(),
-                                                      result.context.hostname)
-                                        : o.out;
+  if (o.out.empty()) o.out = fmt::format("results/runs/{}-{}.json", compact_utc_timestamp(), result.context.hostname);
+  // Found now, not after the whole benchmark.
+  if (!output_file_writable("--out", o.out)) return exit_code::usage;
+  std::string partial_path;
+  if (!rank_env) {  // a distributed run is started again rather than resumed
+    partial_path = o.resume.empty() ? partial_path_for(o.out) : o.resume;
+    if (o.resume.empty()) {
+      if (auto problem = output_file_problem(partial_path)) {
+        return usage_error(fmt::format("{}: cannot keep finished cases there: {}", partial_path, *problem));
+      }
+    } else {
+      if (auto problem = resume_context_problem(result.context, partial.result.context, o.resume)) return usage_error(*problem);
+      const int kept = count_cases(partial.result);
+      const std::string resumed_at = result.context.timestamp_utc;
+      const auto warnings = std::move(result.context.warnings);
+      result.context = partial.result.context;  // the run's own start, argv and settings
+      for (const auto& w : warnings) {
+        if (std::find(result.context.warnings.begin(), result.context.warnings.end(), w) == result.context.warnings.end()) {
+          result.context.warnings.push_back(w);
+        }
+      }
+      result.context.warnings.push_back(fmt::format("resumed at {} from {}: {} case(s) were measured before the "
+                                                    "interruption",
+                                                    resumed_at,
+                                                    o.resume, kept));
+      plan.finished_cases = finished_cases_of(partial.result);
+    }
+  }
   fmt::print(stderr, "tipbench {}: {} suite(s) on {} ({}), {} blocks{}\n", result.context.tipbench_version,
              plan.suites.size(), device->str(), result.context.fingerprint_slug, plan.settings.blocks,
              o.quick ? ", quick" : "");
+  if (!plan.finished_cases.empty()) {
+    fmt::print(stderr, "resuming {}: {} case(s) already measured\n", o.resume, plan.finished_cases.size());
+  }
   for (const auto& w : result.context.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (const auto banner = reports::injected_slowdown_banner(result); !banner.empty()) {
     fmt::print(stderr, "{}\n", banner);
   }
 
+  if (!partial_path.empty()) {
+    const int kept = static_cast<int>(plan.finished_cases.size());
+    install_interrupt_notice(kept > 0 ? resume_hint(kept, partial_path)
+                                      : "\ninterrupted: no case had finished; nothing kept");
+    plan.case_finished = [&](const std::vector<SuiteResult>& so_far) {
+      Result done = result;
+      done.suites = so_far;
+      try {
+        write_partial_run({o.out, run_options_to_json(o), done}, partial_path);
+        set_interrupt_notice(resume_hint(count_cases(done), partial_path));
+      } catch (const std::exception& e) {  // losing the safety net is no reason to stop measuring
+        fmt::print(stderr, "warning: cannot keep finished cases in {}: {}\n", partial_path, error_summary(e));
+      }
+    };
+  }
   Progress progress(Progress::stderr_is_tty());
   try {
     result.suites = run_suites(plan, progress);
     distributed::end_distributed_run();  // the other ranks exit while rank 0 writes
   } catch (const InputError& e) {  // bad input found while staging or measuring: nothing written
-    fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::usage;
+    return usage_error(e.what());
   }
   try {
-    write_result_atomically(result, out);
+    write_result_atomically(result, o.out);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot write the result: {}\n", e.what());
+    fmt::print(stderr, "error: cannot write the result: {}{}\n", error_summary(e),
+               partial_path.empty() ? "" : fmt::format(" (the finished cases are kept in {})", partial_path));
     return exit_code::internal;
   }
+  if (!partial_path.empty()) {
+    remove_interrupt_notice();
+    std::remove(partial_path.c_str());
+  }
   reports::print_run_summary(result, stdout);
-  fmt::print("\nwrote {}\n", out);
-  return any_failed(result.suites) ? exit_code::failed : exit_code::ok;
+  fmt::print("\nwrote {}\n", o.out);
+  return any_unusable(result.suites) ? exit_code::failed : exit_code::ok;
 }
 
 std::vector<std::string> with_all(std::vector<std::string> names) {
@@ -194,21 +297,27 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   sub->add_option("--device", o->device, "auto (cuda:0 if present, else cpu), cpu, cuda or cuda:N")
       ->capture_default_str();
   sub->add_option("--batch-size", o->batch_size, "Samples per step; default: per model and device")
-      ->check(CLI::PositiveNumber);
+      ->check(not_a_flag() & whole_number(1, 1'000'000'000));
   sub->add_flag("--quick", o->quick, "Tiny budget for CI and smoke runs (8 blocks of short trials)");
   sub->add_option("--blocks", o->blocks, "Blocks (one trial of every arm each); default 10, 8 with --quick")
       ->check(CLI::Range(1, 10000));
   sub->add_option("--threshold", o->threshold_pct, "Practical threshold for a verdict, in percent (default 2)")
       ->check(CLI::Range(0.01, 100.0));
-  sub->add_option("--out", o->out, "Result file; default results/runs/<UTC timestamp>-<host>.json");
-  sub->add_option("--seed", o->seed, "Seed for weights, inputs and block order")->capture_default_str();
+  sub->add_option("--out", o->out,
+                  "Result file; default results/runs/<UTC timestamp>-<host>.json. Finished cases are kept in "
+                  "<out>.partial while the run goes on")
+      ->check(not_a_flag());
+  sub->add_option("--seed", o->seed, "Seed for weights, inputs and block order")
+      ->check(seed_value())
+      ->capture_default_str();
   sub->add_option("--inject-slowdown", o->inject_slowdown_pct,
                   "TEST KNOB: slow every timed step down by PCT percent on purpose, to calibrate the "
                   "regression gate (recorded in the result; never a real measurement)")
       ->check(CLI::Range(0.0, 1000.0));
   sub->add_option("--data", o->data_dir,
                   "Dataset directory for the dataloader suite (tipbench data make); default: one in the cache "
-                  "directory, made on first use");
+                  "directory, made on first use")
+      ->check(not_a_flag());
   sub->add_flag("--loader-only", o->loader_only,
                 "dataloader suite: fetch batches with no model (the data-loading ceiling) and compare with the "
                 "model's consumption");
@@ -217,14 +326,30 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->check(CLI::IsMember({"skip", "fail"}))
       ->capture_default_str();
   sub->add_option("--nproc", o->nproc,
-                  "data_parallel: launch N local ranks (one per device) and reap them; ignored under torchrun "
-                  "or srun, whose variables say the rank (docs/distributed.md)")
+                  "data_parallel: launch N local ranks (one per GPU, or per CPU core) and reap them; ignored "
+                  "under torchrun or srun, whose variables say the rank (docs/distributed.md)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  sub->add_flag("--oversubscribe", o->oversubscribe,
+                fmt::format("data_parallel on a CPU: allow more ranks than cores, up to {} per core",
+                            kRanksPerCoreOversubscribed));
   sub->add_option("--bucket-mb", o->bucket_mb, "data_parallel: gradient bucket size in MB (DDP's default 25)")
       ->check(CLI::Range(0.001, 4096.0))
       ->capture_default_str();
-  return {sub, [o, argv] { return run(*o, argv); }};
+  sub->add_option("--resume", o->resume,
+                  "Finish an interrupted run from its partial file (<out>.partial), with its options; flags given "
+                  "with it must agree with them")
+      ->check(not_a_flag() & CLI::ExistingFile);
+  sub->add_flag("--verbose", o->verbose, "Print a failed arm's whole error (C++ backtrace included), not only its first line");
+  return {sub, [o, argv, sub] {
+            // Which measurement flags were typed: with --resume they must agree with the run's.
+            bool other_flags = false;
+            for (const auto* option : sub->get_options()) {
+              const auto name = option->get_name();
+              if (option->count() > 0 && name != "--resume" && name != "--verbose" && name != "--help") other_flags = true;
+            }
+            return run(*o, other_flags, argv);
+          }};
 }
 
 }  // namespace tipbench::cli

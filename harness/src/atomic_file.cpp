@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <system_error>
 
 namespace tipbench {
 
@@ -26,7 +27,42 @@ void write_all(int fd, std::string_view content, const std::string& path) {
   }
 }
 
+// A file of our own in dir, created exclusively and removed: proves creating files there works.
+std::optional<std::string> probe_dir(const std::string& dir) {
+  std::string probe = (dir.empty() ? std::string(".") : dir) + "/.tipbench-probe-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) return std::string(std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return std::nullopt;
+}
+
+std::optional<std::string> make_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return std::nullopt;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "cannot create directory '" + dir.string() + "': " + ec.message();
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<std::string> output_dir_problem(const std::string& dir) {
+  if (auto problem = make_dir(dir)) return problem;
+  return probe_dir(dir);
+}
+
+std::optional<std::string> output_file_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty()) return std::string("empty path");
+  if (fs::is_directory(path, ec)) return std::string("is a directory");
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) {
+    if (auto problem = make_dir(parent)) return problem;
+  }
+  return probe_dir(parent.string());
+}
 
 void write_file_atomically(const std::string& path, std::string_view content) {
   namespace fs = std::filesystem;

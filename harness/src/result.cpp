@@ -18,6 +18,7 @@ std::string_view to_string(ArmStatus status) {
     case ArmStatus::ok: return "ok";
     case ArmStatus::skipped: return "skipped";
     case ArmStatus::failed: return "failed";
+    case ArmStatus::invalid: return "invalid";
   }
   return "unknown";
 }
@@ -25,7 +26,7 @@ std::string_view to_string(ArmStatus status) {
 namespace {
 
 ArmStatus arm_status_from(const std::string& s) {
-  for (auto status : {ArmStatus::ok, ArmStatus::skipped, ArmStatus::failed}) {
+  for (auto status : {ArmStatus::ok, ArmStatus::skipped, ArmStatus::failed, ArmStatus::invalid}) {
     if (to_string(status) == s) return status;
   }
   throw std::invalid_argument("unknown arm status '" + s + "'");

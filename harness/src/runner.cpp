@@ -1,7 +1,10 @@
 #include "tipbench/runner.h"
 
+#include "tipbench/error_text.h"
 #include "tipbench/summary.h"
 #include "tipbench/trial.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -75,7 +78,7 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
     for (std::size_t position = 0; position < order.size(); ++position) {
       const int ai = order[position];
       ArmResult& arm = p.result.arms[ai];
-      if (arm.status != ArmStatus::ok) continue;  // failed in an earlier block
+      if (arm.status != ArmStatus::ok) continue;  // failed or invalid in an earlier block
       progress.trial_started(suite.name(), join_levels(p.spec.params) + " arm:" + arm.arm, block, blocks);
       const auto started = std::chrono::steady_clock::now();
       try {
@@ -87,6 +90,11 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
                             static_cast<int>(position));
         arm.trials.push_back(std::move(outcome.trial));
         arm.info = std::move(outcome.info);
+        if (!outcome.invalid_reason.empty()) {  // kept for inspection, never compared
+          arm.status = ArmStatus::invalid;
+          arm.reason = fmt::format("block {}: {}", block, outcome.invalid_reason);
+          progress.note("invalid: " + arm.name + ": " + arm.reason);
+        }
       } catch (const InputError&) {
         // Bad input from outside (e.g. a corrupt file under --corrupt-policy fail) stops the run.
         progress.end();
@@ -94,8 +102,9 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
       } catch (const std::exception& e) {
         // One failing arm is recorded and the run goes on with the others.
         arm.status = ArmStatus::failed;
-        arm.reason = e.what();
+        arm.reason = error_summary(e);
         progress.note("failed: " + arm.name + ": " + arm.reason);
+        if (plan.verbose) progress.note(error_details(e));
       }
       progress.trial_finished(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -115,6 +124,7 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
   for (const Suite* suite : plan.suites) {
     planned.push_back(plan_cases(*suite, plan.context));
     for (const auto& p : planned.back()) {
+      if (plan.finished_cases.contains(p.result.name)) continue;
       total_trials += static_cast<int>(p.runnable.size()) * plan.settings.blocks;
       for (const auto& arm : p.result.arms) {
         if (arm.status == ArmStatus::skipped) progress.note("skipped: " + arm.name + ": " + arm.reason);
@@ -129,8 +139,17 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
     sr.description = suite.description();
     sr.isolation = suite.isolation() == Isolation::fresh_process ? "fresh_process" : "in_process";
     for (auto& p : planned[si]) {
+      if (const auto done = plan.finished_cases.find(p.result.name); done != plan.finished_cases.end()) {
+        sr.cases.push_back(done->second);
+        continue;
+      }
       run_case(p, plan, progress);
       sr.cases.push_back(std::move(p.result));
+      if (plan.case_finished) {
+        results.push_back(sr);  // the suite so far, for the callback only
+        plan.case_finished(results);
+        results.pop_back();
+      }
     }
     sr.notes = suite.notes(sr, plan.settings);
     results.push_back(std::move(sr));

@@ -102,6 +102,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   // Total samples over total time: averaging per-step rates would overweight fast steps.
   t.throughput_samples_per_s = total_ms > 0 ? steps * t.samples_per_step / (total_ms / 1000) : 0;
   out.info = workload->info();
+  out.invalid_reason = workload->invalid_reason().value_or("");
   return out;
 }
 

@@ -6,7 +6,9 @@
 #include "tipbench/registry.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,10 +100,14 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
   if (code != 0 || !res.contains("trial")) {
     throw std::runtime_error(fmt::format("trial process exited with code {} and no result", code));
   }
-  return {trial_from_json(res.at("trial")), nlohmann::json::parse(res.at("info").dump())};
+  return {trial_from_json(res.at("trial")), nlohmann::json::parse(res.at("info").dump()),
+          res.value("invalid_reason", std::string())};
 }
 
 int serve_trial_request(const std::string& request_path, const std::string& response_path) {
+  // A trial outliving its run would hold the device: die with the parent (SIGTERM and kill -9 of
+  // the parent reach only the parent).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   ojson res;
   int code = 0;
   try {
@@ -115,7 +121,8 @@ int serve_trial_request(const std::string& request_path, const std::string& resp
     const auto settings = nlohmann::json::parse(req.at("settings").dump()).get<MeasureSettings>();
     auto outcome = run_trial(*suite, context, c, arm, settings, req.at("block").get<int>(),
                              req.at("position").get<int>());
-    res = {{"trial", trial_to_json(outcome.trial)}, {"info", ojson(outcome.info)}};
+    res = {{"trial", trial_to_json(outcome.trial)}, {"info", ojson(outcome.info)},
+           {"invalid_reason", outcome.invalid_reason}};
   } catch (const InputError& e) {
     res = {{"error", e.what()}, {"input_error", true}};
     code = 1;

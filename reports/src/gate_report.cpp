@@ -20,7 +20,7 @@ std::string check_label(const gate::Check& c) {
 }  // namespace
 
 void print_gate_report(const gate::GateReport& report, const std::string& baseline_label,
-                       const std::string& current_label, std::FILE* out) {
+                       const std::string& current_label, std::FILE* out, std::optional<int> exit_code) {
   fmt::print(out, "tipbench gate ({}): current {} vs baseline {}\n", report.mode, current_label, baseline_label);
   for (const auto& n : report.notes) fmt::print(out, "note: {}\n", n);
   fmt::print(out, "\nChecks ({}; threshold per metric, Holm over all checks):\n", report.checks.size());
@@ -36,7 +36,13 @@ void print_gate_report(const gate::GateReport& report, const std::string& baseli
     fmt::print(out, "\nRecommendations:\n");
     for (const auto& r : report.recommendations) fmt::print(out, "  - {}\n", r);
   }
-  fmt::print(out, "\nResult is: {} (exit {})\n", gate::to_string(report.outcome), report.exit_code());
+  const int code = exit_code.value_or(report.exit_code());
+  if (code == report.exit_code()) {
+    fmt::print(out, "\nResult is: {} (exit {})\n", gate::to_string(report.outcome), code);
+  } else {
+    fmt::print(out, "\nResult is: {}, but the gate could not deliver it (exit {})\n", gate::to_string(report.outcome),
+               code);
+  }
 }
 
 std::string gate_markdown(const gate::GateReport& report, const std::string& baseline_label,

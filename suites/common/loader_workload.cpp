@@ -7,6 +7,8 @@
 
 #include <torch/torch.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 
 namespace tipbench::suites {
@@ -14,6 +16,10 @@ namespace tipbench::suites {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A trial that skipped more of its files than this is invalid: its samples/s counts images never
+// decoded (a directory of corrupt files "loads" at 100k samples/s).
+constexpr double kMaxSkippedShare = 0.01;
 
 class LoaderWorkload final : public Workload {
  public:
@@ -40,6 +46,8 @@ class LoaderWorkload final : public Workload {
 
   void step() override {
     const data::DeviceBatch batch = feeder_->take();
+    rows_ += batch.rows;
+    skipped_ += batch.skipped;
     if (optimizer_ && batch.rows > 0) {  // a batch whose every file was skipped trains nothing
       optimizer_->zero_grad();
       auto loss = torch::nn::functional::cross_entropy(model_.forward(batch.images), batch.labels);
@@ -57,6 +65,7 @@ class LoaderWorkload final : public Workload {
   void begin_measurement() override {
     feeder_->reset_counters();
     steps_ = 0;
+    rows_ = skipped_ = 0;
     start_ = last_step_end_ = Clock::now();
     start_cpu_s_ = last_cpu_s_ = data::process_cpu_seconds();
   }
@@ -70,8 +79,20 @@ class LoaderWorkload final : public Workload {
     m["cpu_busy_cores"] = (last_cpu_s_ - start_cpu_s_) / wall_s;
     if (const auto ms = feeder_->mean_copy_ms()) m["h2d_copy_ms"] = *ms;
     if (const auto rss = data::resident_set_bytes(); rss >= 0) m["host_rss_bytes"] = static_cast<double>(rss);
-    m["skipped_files"] = static_cast<double>(feeder_->skipped_corrupt() + feeder_->skipped_missing());
+    m["skipped_files"] = static_cast<double>(skipped_);
     return m;
+  }
+
+  std::optional<std::string> invalid_reason() const override {
+    // The batches the timed steps consumed (the workers may have decoded more ahead of them).
+    const auto files = skipped_ + rows_;
+    if (files == 0 || static_cast<double>(skipped_) <= kMaxSkippedShare * static_cast<double>(files)) {
+      return std::nullopt;
+    }
+    return fmt::format("the loader skipped {} of {} files ({:.1f}%) as corrupt or missing, more than the {:g}% a "
+                       "valid trial allows (--corrupt-policy skip): its samples/s would count images never loaded",
+                       skipped_, files, 100.0 * static_cast<double>(skipped_) / static_cast<double>(files),
+                       100 * kMaxSkippedShare);
   }
 
   nlohmann::json info() const override {
@@ -118,6 +139,8 @@ class LoaderWorkload final : public Workload {
   std::unique_ptr<data::Loader> loader_;
   std::unique_ptr<data::DeviceFeeder> feeder_;
   std::int64_t steps_ = 0;
+  std::int64_t rows_ = 0;     // images delivered to the timed steps
+  std::int64_t skipped_ = 0;  // files left out of the batches the timed steps took
   Clock::time_point start_, last_step_end_;
   double start_cpu_s_ = 0, last_cpu_s_ = 0;
 };

@@ -3,6 +3,8 @@
 #include "distributed/rank_memory.h"
 #include "distributed/session.h"
 #include "distributed/step_phases.h"
+#include "distributed/test_fault.h"
+#include "tipbench/error_text.h"
 
 #include <fmt/format.h>
 
@@ -54,7 +56,10 @@ class DdpWorkload final : public Workload {
   }
 
   void step() override {
-    if (session_.leader()) session_.send(Op::step);
+    if (session_.leader()) {
+      count_step_for_test_fault(session_.rank());  // followers count theirs as the command arrives
+      session_.send(Op::step);
+    }
     phases_.mark(StepPhases::start);
     optimizer_->zero_grad(true);
     auto loss = torch::nn::functional::cross_entropy(model_.forward(images_), labels_);
@@ -125,7 +130,7 @@ class DdpWorkload final : public Workload {
     try {
       f();
     } catch (const std::exception& e) {
-      session_.peer_failed(error_text(e));
+      session_.peer_failed(error_summary(e));
     }
   }
 

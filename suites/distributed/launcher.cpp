@@ -1,5 +1,7 @@
 #include "distributed/launcher.h"
 
+#include "distributed/session.h"
+
 #include "tipbench/exit_codes.h"
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -84,6 +86,7 @@ std::string describe_wait_status(int status) {
 int launch_local_ranks(const LaunchSpec& spec) {
   // The store lives in this process, like torchrun's agent store: it outlives any rank, so the
   // survivors can still read each other's heartbeats when one dies.
+  quiet_c10d_warnings();
   c10d::TCPStoreOptions options;
   options.port = 0;  // the kernel picks a free port
   options.isServer = true;
@@ -96,6 +99,7 @@ int launch_local_ranks(const LaunchSpec& spec) {
 
   int rank0_code = exit_code::internal;
   std::optional<std::string> failure;
+  bool rank0_killed = false;
   while (!running.empty()) {
     int status = 0;
     const pid_t pid = failure ? wait_any(status, spec.grace_s) : wait_any(status, 1e9);
@@ -123,15 +127,17 @@ int launch_local_ranks(const LaunchSpec& spec) {
     if (rank == 0) rank0_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (!ok && !failure) {
       failure = fmt::format("rank {} {}", rank, describe_wait_status(status));
-      // Rank 0 ending non-zero has said why itself (a failed arm after a finished run, or a
+      // Rank 0 exiting with a code has said why itself (a failed arm after a finished run, or a
       // fault it named); the others end by themselves within the grace period, else are killed.
-      if (rank != 0) {
+      // Any rank killed by a signal, rank 0 included, said nothing: name it here.
+      if (rank != 0 || WIFSIGNALED(status)) {
         fmt::print(stderr, "tipbench launcher: {}; stopping the other ranks\n", *failure);
         for (const auto& [p, r] : running) ::kill(p, SIGTERM);
       }
+      rank0_killed = rank == 0 && WIFSIGNALED(status);
     }
   }
-  if (failure && failure->rfind("rank 0 ", 0) != 0) {
+  if (failure && (failure->rfind("rank 0 ", 0) != 0 || rank0_killed)) {
     fmt::print(stderr, "error: the run failed: {} (no result written)\n", *failure);
     return exit_code::failed;
   }

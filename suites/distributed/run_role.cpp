@@ -1,6 +1,8 @@
 #include "distributed/run_role.h"
 
 #include "distributed/session.h"
+#include "distributed/test_fault.h"
+#include "tipbench/error_text.h"
 #include "tipbench/result.h"
 
 #include <fmt/format.h>
@@ -9,11 +11,8 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <thread>
 
 namespace tipbench::distributed {
@@ -35,39 +34,9 @@ std::pair<CaseSpec, ArmSpec> find_arm(const Suite& suite, const SuiteContext& co
   throw std::runtime_error(fmt::format("rank 0 asked for an arm this rank does not have: {}", message));
 }
 
-// TEST KNOB for the fault tests (docs/distributed.md): TIPBENCH_TEST_FAULT=RANK:kill:STEP or
-// RANK:stop:STEP makes follower RANK kill (SIGKILL) or stop (SIGSTOP, a hang) itself at its
-// STEP-th step command.
-struct InjectedFault {
-  int rank = -1;
-  int signal = 0;
-  long long step = 0;
-};
-
-InjectedFault injected_fault() {
-  InjectedFault f;
-  const char* spec = std::getenv("TIPBENCH_TEST_FAULT");
-  if (spec == nullptr) return f;
-  char kind[8] = {};
-  if (std::sscanf(spec, "%d:%7[a-z]:%lld", &f.rank, kind, &f.step) != 3) return {};
-  f.signal = std::string(kind) == "kill" ? SIGKILL : std::string(kind) == "stop" ? SIGSTOP : 0;
-  return f;
-}
-
-// With TIPBENCH_TEST_FAULT_MARK=FILE, the fault's wall-clock time (seconds since the epoch) goes
-// there first, so a test can time the others' exit from the fault, not from the launch.
-void mark_fault_time() {
-  const char* path = std::getenv("TIPBENCH_TEST_FAULT_MARK");
-  if (path == nullptr) return;
-  std::ofstream(path) << fmt::format(
-      "{:.3f}\n", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
-}
-
 int serve(const Suite& suite, const SuiteContext& context) {
   Session& session = *Session::current();
   std::unique_ptr<Workload> workload;
-  const InjectedFault fault = injected_fault();
-  long long steps = 0;
   auto need = [&]() -> Workload& {
     if (!workload) throw std::logic_error("a command arrived before prepare");
     return *workload;
@@ -83,10 +52,7 @@ int serve(const Suite& suite, const SuiteContext& context) {
         break;
       }
       case Op::step:
-        if (fault.rank == session.rank() && fault.signal != 0 && ++steps == fault.step) {
-          mark_fault_time();
-          ::raise(fault.signal);
-        }
+        count_step_for_test_fault(session.rank());
         need().step();
         break;
       case Op::begin_measurement: need().begin_measurement(); break;
@@ -120,7 +86,7 @@ std::optional<int> join_distributed_run(const RankEnv& env, const std::vector<co
   try {
     return serve(*suites[0], context);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: rank {}: {}\n", env.rank, error_text(e));
+    fmt::print(stderr, "error: rank {}: {}\n", env.rank, error_summary(e));
     std::fflush(stderr);
     std::_Exit(1);  // the others see this rank's heartbeat stop and name it
   }

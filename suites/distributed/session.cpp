@@ -1,6 +1,7 @@
 #include "distributed/session.h"
 
 #include "distributed/groups.h"
+#include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/result.h"
 
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -52,9 +54,10 @@ c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, bool host) {
   try {
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
   } catch (const std::exception& e) {
-    const std::string what = error_text(e);
-    if (host && (what.find("EADDRINUSE") != std::string::npos ||
-                 what.find("already in use") != std::string::npos)) {
+    const std::string what = error_summary(e);
+    const std::string details = error_details(e);  // the errno may sit below the first line
+    if (host && (details.find("EADDRINUSE") != std::string::npos ||
+                 details.find("already in use") != std::string::npos)) {
       throw InputError(fmt::format(
           "rank 0 cannot host the rendezvous store on {}:{}: the port is in use (another job, or a "
           "previous run still exiting); pick a free MASTER_PORT",
@@ -69,9 +72,9 @@ c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, bool host) {
 
 }  // namespace
 
-std::string error_text(const std::exception& e) {
-  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
-  return e.what();
+void quiet_c10d_warnings() {
+  constexpr int kError = 2;  // c10's severities: 0 INFO, 1 WARNING, 2 ERROR, 3 FATAL
+  if (std::getenv("TORCH_CPP_LOG_LEVEL") == nullptr) FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, kError);
 }
 
 Session::Session(RankEnv env, c10::Device device) : env_(std::move(env)), device_(device) {}
@@ -93,6 +96,7 @@ Session& Session::start(const RankEnv& env, const c10::Device& device) {
   if (session) throw std::logic_error("the distributed session is started twice");
   c10::Device rank_device = device.is_cuda() ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank))
                                              : c10::Device(c10::kCPU);
+  quiet_c10d_warnings();
   session.reset(new Session(env, rank_device));
   session->connect();
   return *session;
@@ -150,7 +154,7 @@ void Session::send(Op op, const std::string& payload) {
     last_command_ = control_->broadcast(tensors, c10d::BroadcastOptions{});
     if (op == Op::end) last_command_->wait();  // delivered before the leader exits
   } catch (const std::exception& e) {
-    peer_failed(error_text(e));
+    peer_failed(error_summary(e));
   }
   note_progress();
 }
@@ -160,13 +164,17 @@ std::pair<Op, std::string> Session::receive() {
   try {
     control_->broadcast(tensors, c10d::BroadcastOptions{})->wait();
   } catch (const std::exception& e) {
-    peer_failed(error_text(e));
+    peer_failed(error_summary(e));
   }
   note_progress();
   const auto op = static_cast<Op>(command_[0].item<std::int64_t>());
   seq_ = command_[1].item<std::int64_t>();
   std::string payload;
-  if (op == Op::prepare) payload = store_->get_to_str(fmt::format("cmd/{}", seq_));
+  try {
+    if (op == Op::prepare) payload = store_->get_to_str(fmt::format("cmd/{}", seq_));
+  } catch (const std::exception& e) {
+    lost_store(e);
+  }
   return {op, payload};
 }
 
@@ -182,7 +190,7 @@ std::vector<std::map<std::string, double>> Session::collect_metrics() {
       all[r] = nlohmann::json::parse(store_->get_to_str(key)).get<std::map<std::string, double>>();
       store_->deleteKey(key);
     } catch (const std::exception& e) {
-      peer_failed(fmt::format("rank {} sent no measurements: {}", r, error_text(e)));
+      peer_failed(fmt::format("rank {} sent no measurements: {}", r, error_summary(e)));
     }
   }
   return all;
@@ -212,8 +220,7 @@ void Session::watch() {
       }
     } catch (const std::exception& e) {
       if (stop_.load()) return;
-      fail(fmt::format("lost the rendezvous store hosted by {} ({}:{}): {}", store_host(env_),
-                       env_.master_addr, env_.master_port, error_text(e)));
+      lost_store(e);
     }
     std::this_thread::sleep_for(kHeartbeatPeriod);
   }
@@ -237,6 +244,11 @@ void Session::peer_failed(const std::string& what) {
     if (slowest >= 0) fail(fmt::format("rank {} hangs (least progress) and a collective failed: {}", slowest, what));
   }
   fail(fmt::format("a collective failed: {}", what));
+}
+
+void Session::lost_store(const std::exception& e) {
+  fail(fmt::format("lost the rendezvous store hosted by {} ({}:{}): {}", store_host(env_), env_.master_addr,
+                   env_.master_port, error_summary(e)));
 }
 
 void Session::fail(const std::string& message) {

@@ -38,8 +38,10 @@ inline constexpr std::chrono::seconds kHeartbeatPeriod{1};
 inline constexpr std::chrono::seconds kStaleAfter{10};
 inline constexpr std::chrono::seconds kCollectiveTimeout{30};
 
-// An exception's message without c10's appended C++ backtrace.
-std::string error_text(const std::exception& e);
+// c10d logs every failed store call as a warning with a 30-frame C++ backtrace before it throws;
+// a rank's own one-line error says the same. Raises c10's log level to ERROR unless the user set
+// TORCH_CPP_LOG_LEVEL (then that wins). Called by the launcher and by every rank.
+void quiet_c10d_warnings();
 
 class Session {
  public:
@@ -88,6 +90,7 @@ class Session {
   void connect();
   void watch();
   [[noreturn]] void fail(const std::string& message);
+  [[noreturn]] void lost_store(const std::exception& e);
 
   RankEnv env_;
   c10::Device device_;

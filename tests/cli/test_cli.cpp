@@ -9,6 +9,7 @@
 #include "tipbench/result.h"
 
 #include "cli_capture.h"
+#include "running_child.h"
 #include "scratch_dir.h"
 
 #include <gtest/gtest.h>
@@ -42,6 +43,7 @@ using tipbench::testing::cli;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::list_dir;
 using tipbench::testing::read_bytes;
+using tipbench::testing::RunningChild;
 using tipbench::testing::write_bytes;
 
 // The suites these tests know in detail, in registration (suites/CMakeLists.txt) order. More may
@@ -292,78 +294,6 @@ TEST(CliRun, QuickZeroGradRunWritesAReadableResult) {
 // ---------------------------------------------------------------------------------------------
 // End to end, the real binary in a child process.
 
-class Child {
- public:
-  // Starts TIPBENCH_BINARY with args; its stdout and stderr go to files in log_dir.
-  Child(const std::vector<std::string>& args, const fs::path& log_dir)
-      : out_(log_dir / "stdout.txt"), err_(log_dir / "stderr.txt") {
-    std::vector<std::string> all{TIPBENCH_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int rc = ::posix_spawn(&pid_, all[0].c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) pid_ = -1;
-  }
-  ~Child() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  bool started() const { return pid_ > 0; }
-  pid_t pid() const { return pid_; }
-
-  // Waits for the child up to timeout; false (and the child killed) when it ran out of time.
-  bool wait(std::chrono::seconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
-      if (r == pid_) {
-        reaped_ = true;
-        return true;
-      }
-      if (r < 0 && errno != EINTR) return false;
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  // Polls stderr until it contains needle or the timeout passes.
-  bool wait_for_stderr(const std::string& needle, std::chrono::seconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (contains(stderr_text(), needle)) return true;
-      if (::waitpid(pid_, &status_, WNOHANG) == pid_) {
-        reaped_ = true;
-        return contains(stderr_text(), needle);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-  bool exited() const { return reaped_ && WIFEXITED(status_); }
-  int exit_code() const { return WEXITSTATUS(status_); }
-  bool signaled() const { return reaped_ && WIFSIGNALED(status_); }
-  int signal() const { return WTERMSIG(status_); }
-  std::string stdout_text() const { return read_bytes(out_); }
-  std::string stderr_text() const { return read_bytes(err_); }
-  std::string describe() const {
-    std::string s = exited() ? "exit " + std::to_string(exit_code())
-                             : signaled() ? "signal " + std::to_string(signal()) : "running";
-    return s + "\n--- stdout ---\n" + stdout_text() + "\n--- stderr ---\n" + stderr_text();
-  }
-
- private:
-  fs::path out_, err_;
-  pid_t pid_ = -1;
-  int status_ = 0;
-  bool reaped_ = false;
-};
 
 TEST(CliBinary, QuickRunOfAllSuitesReplacesAnExistingResult) {
   const auto dir = fresh_scratch_dir("cli_binary_all");
@@ -372,7 +302,7 @@ TEST(CliBinary, QuickRunOfAllSuitesReplacesAnExistingResult) {
   write_bytes(out, "an older file that the run replaces\n");
 
   // --blocks 3: the fewest that still give comparisons; every suite registered runs.
-  Child child({"run", "--quick", "--blocks", "3", "--out", out.string()}, logs);
+  RunningChild child({TIPBENCH_BINARY, "run", "--quick", "--blocks", "3", "--out", out.string()}, logs);
   ASSERT_TRUE(child.started()) << TIPBENCH_BINARY;
   ASSERT_TRUE(child.wait(std::chrono::seconds(540))) << "timed out\n" << child.describe();
   ASSERT_TRUE(child.exited()) << child.describe();
@@ -439,7 +369,7 @@ TEST(CliBinary, InterruptedRunLeavesAnExistingResultUntouched) {
   write_bytes(out, original);
 
   // The default budget: far longer than the test waits, on any machine.
-  Child child({"run", "--suite", "zero_grad", "--out", out.string()}, logs);
+  RunningChild child({TIPBENCH_BINARY, "run", "--suite", "zero_grad", "--out", out.string()}, logs);
   ASSERT_TRUE(child.started()) << TIPBENCH_BINARY;
   // The header line is printed once the run is planned; then let it measure for a while.
   ASSERT_TRUE(child.wait_for_stderr("suite(s) on", std::chrono::seconds(120))) << child.describe();

@@ -6,6 +6,7 @@
 #include "tipbench/result.h"
 
 #include "child_process.h"
+#include "running_child.h"
 #include "scratch_dir.h"
 
 #include <gtest/gtest.h>
@@ -13,12 +14,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifndef TIPBENCH_BINARY
@@ -135,6 +138,38 @@ void expect_fault_named(const std::string& fault, const std::string& message) {
 
 TEST(DataParallelFaults, ADeadRankIsNamedAndNothingIsWritten) {
   expect_fault_named("1:kill:15", "rank 1 was killed by signal 9");
+}
+
+// Rank 0 too: the launcher names it at once and stops the others (it used to wait out the
+// grace period and print only "rank 1 did not exit").
+TEST(DataParallelFaults, ADeadRankZeroIsNamedToo) {
+  expect_fault_named("0:kill:15", "tipbench launcher: rank 0 was killed by signal 9");
+}
+
+// The launcher itself dies: every rank loses the store it hosted and says so in one line each,
+// without c10d's backtraces.
+TEST(DataParallelFaults, ALostLauncherIsOneLinePerRank) {
+  const auto dir = fresh_scratch_dir("dp_launcher_killed");
+  auto args = quick_run(dir / "r.json");
+  args.insert(args.end(), {"--nproc", "2"});
+  tipbench::testing::RunningChild launcher(args, dir);
+  ASSERT_TRUE(launcher.wait_for_stderr(" block 1/", std::chrono::seconds(180))) << launcher.describe();
+  ASSERT_EQ(::kill(launcher.pid(), SIGKILL), 0);
+  ASSERT_TRUE(launcher.wait(std::chrono::seconds(10)));
+  // The ranks still write to the same stderr file until they exit.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline &&
+         !(contains(launcher.stderr_text(), "error: rank 0: lost the rendezvous store") &&
+           contains(launcher.stderr_text(), "error: rank 1: lost the rendezvous store"))) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  const std::string err = launcher.stderr_text();
+  EXPECT_TRUE(contains(err, "error: rank 0: lost the rendezvous store hosted by the tipbench launcher")) << err;
+  EXPECT_TRUE(contains(err, "error: rank 1: lost the rendezvous store hosted by the tipbench launcher")) << err;
+  EXPECT_FALSE(contains(err, "frame #")) << err;
+  EXPECT_FALSE(contains(err, "Exception raised from")) << err;
+  EXPECT_FALSE(fs::exists(dir / "r.json"));
+  tipbench::testing::remove_tree(dir);
 }
 
 TEST(DataParallelFaults, AHungRankIsNamedAndNothingIsWritten) {

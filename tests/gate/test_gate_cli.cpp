@@ -112,6 +112,30 @@ TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
   EXPECT_TRUE(has(o.err, "no stored baseline for fingerprint cpu-test-cpu-2c_torch2.11.0")) << o.err;
 }
 
+TEST(GateCli, ACorruptStoredBaselineIsNamedNeverTakenForNone) {
+  const auto dir = fresh_scratch_dir("gate_cli_auto_corrupt");
+  const auto store = dir / "b";
+  const auto cur = save(dir, "cur.json", synthetic_run({}));
+  const auto stored = store / "cpu-test-cpu-2c_torch2.11.0" / "baseline.json";
+  fs::create_directories(stored.parent_path());
+  const std::string text = read_bytes(cur);
+  write_bytes(stored, text.substr(0, text.size() / 3));  // truncated
+  auto o = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", store.string()});
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_TRUE(has(o.err, stored.string())) << o.err;
+  EXPECT_FALSE(has(o.err, "no stored baseline")) << o.err;
+  o = tipbench_cmd(dir, {"baseline", "--dir", store.string(), "find", "--slug", "cpu-test-cpu-2c_torch2.11.0"});
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_TRUE(has(o.err, stored.string())) << o.err;
+  // A corrupt baseline of another fingerprint does not stop this one's gate.
+  const auto other = store / "cpu-other_torch2.11.0" / "baseline.json";
+  fs::create_directories(other.parent_path());
+  write_bytes(other, "{");
+  fs::remove(stored);
+  o = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", store.string()});
+  EXPECT_EQ(o.code, 3) << o.err;
+}
+
 TEST(GateCli, BaselineSaveThenAutoLookupPasses) {
   const auto dir = fresh_scratch_dir("gate_cli_auto");
   const auto store = (dir / "baselines").string();

@@ -240,6 +240,26 @@ TEST(Markdown, GateVerdictHasOneRowPerCheckAndTheExitCode) {
   EXPECT_TRUE(has(md, "Exit code 0")) << md;
 }
 
+// The console's last line names the code the process really returns: the verdict's own, or 4
+// when the verdict could not be written (it used to print "(exit 3)" and return 4).
+TEST(GateConsole, TheLastLineNamesTheRealExitCode) {
+  const auto report = tipbench::gate::evaluate_gate(synthetic_run({.cv = 0.005, .seed = 1}),
+                                                    synthetic_run({.cv = 0.005, .seed = 2}), {}, {});
+  const auto print = [&](std::optional<int> code) {
+    char* buffer = nullptr;
+    std::size_t size = 0;
+    std::FILE* out = ::open_memstream(&buffer, &size);
+    r::print_gate_report(report, "base.json", "head.json", out, code);
+    std::fclose(out);
+    std::string text(buffer, size);
+    std::free(buffer);
+    return text.substr(text.rfind("Result is:"));
+  };
+  EXPECT_EQ(print(std::nullopt), "Result is: PASS (exit 0)\n");
+  EXPECT_EQ(print(0), "Result is: PASS (exit 0)\n");
+  EXPECT_EQ(print(4), "Result is: PASS, but the gate could not deliver it (exit 4)\n");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The page in a real browser: headless Chromium (Debian's `chromium`, installed by
 // scripts/bootstrap.sh --test) loads the file offline, the charts draw (every canvas painted),

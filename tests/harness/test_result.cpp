@@ -181,7 +181,7 @@ std::string sample_text() { return tipbench::to_json_document(sample_result()).d
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.0");
+  EXPECT_EQ(tipbench::schema_version(), "1.1");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
 }
 
@@ -239,7 +239,7 @@ TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.0");
+  EXPECT_EQ(doc.at("schema_version"), "1.1");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));
@@ -303,7 +303,11 @@ TEST(ResultSchema, IgnoresSettingsKeysOfANewerMinorVersion) {
 
 class ReadResultRejects : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = fresh_scratch_dir("read_result_rejects"); }
+  // One directory per test: ctest -j runs the tests of this fixture at the same time.
+  void SetUp() override {
+    dir_ = fresh_scratch_dir(std::string("read_result_rejects_") +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
   std::string file_with(const std::string& name, const std::string& content) {
     const auto path = dir_ / name;
     write_bytes(path, content);

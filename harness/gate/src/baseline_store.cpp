@@ -105,8 +105,19 @@ std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<s
 
 std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug) {
   std::optional<StoredBaseline> best;
-  for (auto& b : list_baselines(dir)) {
-    if (b.slug == slug && (!best || b.timestamp_utc >= best->timestamp_utc)) best = std::move(b);
+  const std::string slug_dir = dir + "/" + slug;
+  for (const auto& file : entries(slug_dir, false)) {
+    if (file.size() <= 5 || file.substr(file.size() - 5) != ".json") continue;
+    const std::string path = slug_dir + "/" + file;
+    StoredBaseline b;
+    try {
+      b = describe(read_result(path), path, slug, file.substr(0, file.size() - 5));
+    } catch (const InputError& e) {
+      // A damaged baseline of this very fingerprint must not read as "none stored" (exit 3).
+      throw InputError(fmt::format("a stored baseline for {} is unreadable: {} (restore it from git or remove it)",
+                                   slug, e.what()));
+    }
+    if (!best || b.timestamp_utc >= best->timestamp_utc) best = std::move(b);
   }
   return best;
 }

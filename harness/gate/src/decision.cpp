@@ -155,7 +155,7 @@ GateReport evaluate_gate(const Result& baseline, const Result& current, const Ga
     if (!current_suites.contains(name)) report.notes.push_back("suite " + name + " was not run now: not checked");
   }
 
-  // Arms that ran in the baseline but failed or were skipped now.
+  // Arms that ran in the baseline but failed, were skipped or were invalid now.
   const auto base_states = arm_states(baseline);
   for (const auto& now : arm_states(current)) {
     const ArmState* before = find_state(base_states, now.case_name, now.arm);
@@ -167,9 +167,9 @@ GateReport evaluate_gate(const Result& baseline, const Result& current, const Ga
       check.status = CheckStatus::regression;
       check.detail = "the arm failed now and ran in the baseline: " + now.reason;
       report.checks.push_back(std::move(check));
-    } else {
-      report.problems.push_back(fmt::format("{}/arm:{} was skipped now but ran in the baseline: {}",
-                                            now.case_name, now.arm, now.reason));
+    } else {  // skipped or invalid: nothing to compare, which is no verdict either way
+      report.problems.push_back(fmt::format("{}/arm:{} was {} now but ran in the baseline: {}", now.case_name,
+                                            now.arm, to_string(now.status), now.reason));
     }
   }
 

@@ -45,8 +45,9 @@ Result merge_blocks(const std::vector<Result>& blocks) {
         auto& arms = merged.suites[s].cases[c].arms;
         const auto& source = blocks[b].suites[s].cases[c].arms;
         for (std::size_t i = 0; i < arms.size(); ++i) {
-          if (source[i].status == ArmStatus::failed && arms[i].status != ArmStatus::failed) {
-            arms[i].status = ArmStatus::failed;
+          const bool broken = source[i].status == ArmStatus::failed || source[i].status == ArmStatus::invalid;
+          if (broken && arms[i].status == ArmStatus::ok) {
+            arms[i].status = source[i].status;
             arms[i].reason = fmt::format("block {}: {}", b, source[i].reason);
           }
           if (arms[i].info.empty() || arms[i].info.is_null()) arms[i].info = source[i].info;

@@ -3,6 +3,7 @@
 //   tipbench::write_file_atomically("results/x.json", text);
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -10,5 +11,12 @@ namespace tipbench {
 
 // Creates missing parent directories. Throws std::runtime_error with the path and errno text.
 void write_file_atomically(const std::string& path, std::string_view content);
+
+// Fail fast, before any work: can `path` be written later? Creates missing parent directories
+// (as the write would) and a probe file beside `path`, removed again. Returns why not ("is a
+// directory", "Read-only file system", ...), or nullopt when it can.
+std::optional<std::string> output_file_problem(const std::string& path);
+// The same for a directory that files will be written into (created when missing).
+std::optional<std::string> output_dir_problem(const std::string& dir);
 
 }  // namespace tipbench

@@ -22,8 +22,8 @@
 namespace tipbench {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 0;
-std::string schema_version();  // "1.0"
+inline constexpr int kSchemaMinor = 1;  // 1.1: arm status "invalid"
+std::string schema_version();  // "1.1"
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {
@@ -51,7 +51,8 @@ struct Trial {
   std::map<std::string, double> metrics;  // the workload's own measurements (Workload::metrics)
 };
 
-enum class ArmStatus { ok, skipped, failed };
+// invalid: it ran, but a trial did not measure what the arm claims (Workload::invalid_reason).
+enum class ArmStatus { ok, skipped, failed, invalid };
 
 struct ArmResult {
   std::string name;  // "zero_grad/model:small_cnn/batch:32/arm:zero"

@@ -10,6 +10,8 @@
 #include "tipbench/settings.h"
 #include "tipbench/suite.h"
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,13 @@ struct RunPlan {
   SuiteContext context;
   MeasureSettings settings;
   std::string self_executable;  // binary that runs fresh-process trials (`tipbench __trial`)
+  // Resuming an interrupted run: cases it finished, by case name, are taken as they are.
+  std::map<std::string, CaseResult> finished_cases;
+  // Called after every case measured here, with every suite so far (the current one in part),
+  // e.g. to keep the finished work in a partial file.
+  std::function<void(const std::vector<SuiteResult>&)> case_finished;
+  // A failed arm's reason is one line; verbose also prints the error's whole text (backtrace).
+  bool verbose = false;
 };
 
 std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress);

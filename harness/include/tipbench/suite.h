@@ -64,6 +64,10 @@ class Workload {
   // the names: {"data_wait_fraction", 0.31}, {"h2d_copy_ms", 1.9}. Read once per trial, after the
   // timed steps have finished on the device.
   virtual std::map<std::string, double> metrics() const { return {}; }
+  // Why the timed steps did not measure what the arm claims (e.g. a loader that skipped more than
+  // 1% of its files as corrupt: the throughput counts work not done); nullopt when they did. Read
+  // once per trial, after metrics(). An invalid trial makes its arm `invalid`: kept, not compared.
+  virtual std::optional<std::string> invalid_reason() const { return std::nullopt; }
 };
 
 enum class Isolation {

@@ -14,6 +14,7 @@ namespace tipbench {
 struct TrialOutcome {
   Trial trial;
   nlohmann::json info;  // the workload's static facts
+  std::string invalid_reason;  // Workload::invalid_reason(): the trial measured the wrong thing
 };
 
 TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c,

@@ -30,7 +30,8 @@ std::string save_baseline(const std::string& run_path, const std::string& dir, c
 // reported in `unreadable` (path: reason) instead of failing the listing.
 std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<std::string>* unreadable = nullptr);
 
-// The newest (by the run's timestamp) baseline stored for this slug.
+// The newest (by the run's timestamp) baseline stored for this slug. Throws InputError naming the
+// file when one stored for this slug cannot be read (truncated, corrupt): never "none stored".
 std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug);
 
 // Filesystem-safe: [a-z0-9._-], not empty, not starting with '.'.

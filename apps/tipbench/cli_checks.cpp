@@ -1,0 +1,54 @@
+#include "cli_checks.h"
+
+#include "tipbench/atomic_file.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+
+namespace tipbench::cli {
+
+CLI::Validator not_a_flag() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (value.size() > 1 && value[0] == '-' && !std::isdigit(static_cast<unsigned char>(value[1]))) {
+          return fmt::format("expected a value, got the flag '{}' (did the option lose its value?)", value);
+        }
+        return {};
+      },
+      "", "NOT_A_FLAG");
+}
+
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& value) -> std::string {
+        const auto range = fmt::format("a whole number from {} to {}", min, max);
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) {
+          return fmt::format("'{}' is not {}", value, range);
+        }
+        errno = 0;
+        const unsigned long long n = std::strtoull(value.c_str(), nullptr, 10);
+        if (errno == ERANGE || n < min || n > max) return fmt::format("{} is not {}", value, range);
+        return {};
+      },
+      fmt::format("INT in [{}, {}]", min, max), "WHOLE_NUMBER");
+}
+
+CLI::Validator seed_value() { return whole_number(0, std::numeric_limits<std::uint64_t>::max()); }
+
+bool output_file_writable(const std::string& flag, const std::string& path) {
+  const auto problem = output_file_problem(path);
+  if (problem) fmt::print(stderr, "error: {} {}: cannot write there: {}\n", flag, path, *problem);
+  return !problem;
+}
+
+bool output_dir_writable(const std::string& flag, const std::string& dir) {
+  const auto problem = output_dir_problem(dir);
+  if (problem) fmt::print(stderr, "error: {} {}: cannot write there: {}\n", flag, dir, *problem);
+  return !problem;
+}
+
+}  // namespace tipbench::cli

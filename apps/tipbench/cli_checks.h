@@ -1,0 +1,28 @@
+// Internal to the CLI: value checks whose messages a user can act on. CLI11's own would let
+// `--out --quick` write a file named "--quick", store `--seed -1` as 2^64 - 1, and print DBL_MAX
+// in full for `--batch-size 0`. Example:
+//   sub->add_option("--out", o->out, "Result file")->check(cli::not_a_flag());
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace tipbench::cli {
+
+// A value that looks like a flag ("--quick") is a flag whose option lost its value.
+CLI::Validator not_a_flag();
+
+// A whole number in [min, max], written in decimal digits (no sign, no exponent, no fraction).
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max);
+
+// A seed: a whole number from 0 to 2^64 - 1.
+CLI::Validator seed_value();
+
+// Fail fast: before any work, can the output named by `flag` be written? On a problem prints
+// "error: --out PATH: cannot write there: REASON" and returns false (the caller exits 2).
+bool output_file_writable(const std::string& flag, const std::string& path);
+bool output_dir_writable(const std::string& flag, const std::string& dir);
+
+}  // namespace tipbench::cli

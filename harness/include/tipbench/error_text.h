@@ -1,0 +1,24 @@
+// What an error says to a user: one line. c10 errors carry a C++ backtrace of 30 frames in
+// what(); a reason in a table or a result keeps the first line of the message and, when c10 says
+// where it was raised, that place. The full text is for --verbose. Example:
+//   catch (const std::exception& e) { arm.reason = tipbench::error_summary(e); }
+#pragma once
+
+#include <exception>
+#include <string>
+#include <string_view>
+
+namespace tipbench {
+
+// The first line of a message, plus " (raised from FUNC at FILE:LINE)" when a later line is c10's
+// "Exception raised from FUNC at FILE:LINE (most recent call first):". Works on text that crossed
+// a process boundary too (fresh-process trials, ranks).
+std::string summarize_error_text(std::string_view text);
+
+// summarize_error_text of the exception's full message (c10::Error included).
+std::string error_summary(const std::exception& e);
+
+// Everything the exception says, backtrace included (for --verbose).
+std::string error_details(const std::exception& e);
+
+}  // namespace tipbench

@@ -1,0 +1,40 @@
+#include "tipbench/error_text.h"
+
+namespace tipbench {
+
+namespace {
+
+std::string_view first_line(std::string_view text) {
+  const auto end = text.find('\n');
+  return end == std::string_view::npos ? text : text.substr(0, end);
+}
+
+std::string_view trim_right(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string summarize_error_text(std::string_view text) {
+  std::string out(trim_right(first_line(text)));
+  constexpr std::string_view kRaised = "Exception raised from ";
+  constexpr std::string_view kCallFirst = " (most recent call first):";
+  const auto at = text.find(kRaised);
+  if (at == std::string_view::npos || at == 0) return out;
+  std::string_view where = trim_right(first_line(text.substr(at + kRaised.size())));
+  if (where.ends_with(kCallFirst)) where.remove_suffix(kCallFirst.size());
+  // c10 names the place inside the message's first line already ("[enforce fail at x.cpp:12]")
+  // often enough; a second copy would only lengthen the line.
+  if (!where.empty() && out.find(where) == std::string::npos) out += " (raised from " + std::string(where) + ")";
+  return out;
+}
+
+std::string error_details(const std::exception& e) { return e.what(); }
+
+std::string error_summary(const std::exception& e) {
+  // what() of a c10::Error is message + backtrace; the same text a child process sends.
+  return summarize_error_text(e.what());
+}
+
+}  // namespace tipbench

@@ -1,0 +1,65 @@
+#include "tipbench/partial_run.h"
+
+#include "tipbench/atomic_file.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+namespace tipbench {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr const char* kMarker = "tipbench_partial_run";
+
+}  // namespace
+
+std::string partial_path_for(const std::string& out) { return out + ".partial"; }
+
+int count_cases(const Result& result) {
+  int n = 0;
+  for (const auto& s : result.suites) n += static_cast<int>(s.cases.size());
+  return n;
+}
+
+void write_partial_run(const PartialRun& partial, const std::string& path) {
+  ojson j = {{kMarker, kPartialRunVersion},
+             {"out", partial.out},
+             {"run_options", ojson::parse(partial.run_options.dump())},
+             {"result", to_json_document(partial.result)}};
+  write_file_atomically(path, j.dump(1) + "\n");
+}
+
+PartialRun read_partial_run(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the partial run file");
+  ojson j;
+  try {
+    j = ojson::parse(in);
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", path, e.what()));
+  }
+  if (!j.is_object() || !j.contains(kMarker)) {
+    throw InputError(fmt::format("{}: not a partial run file (those end in .partial and are kept beside an "
+                                 "interrupted run's --out)",
+                                 path));
+  }
+  if (j.at(kMarker) != kPartialRunVersion) {
+    throw InputError(fmt::format("{}: partial run format {} is not the {} this tipbench reads", path,
+                                 j.at(kMarker).dump(), kPartialRunVersion));
+  }
+  PartialRun p;
+  try {
+    p.out = j.at("out").get<std::string>();
+    p.run_options = nlohmann::json::parse(j.at("run_options").dump());
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: a damaged partial run file: {}", path, e.what()));
+  }
+  if (!j.contains("result")) throw InputError(path + ": a damaged partial run file: no result");
+  p.result = parse_result(j.at("result"), path);
+  return p;
+}
+
+}  // namespace tipbench

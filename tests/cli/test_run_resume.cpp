@@ -1,0 +1,158 @@
+// Work that survives: a real run (the binary, two suites of one case each) stopped after its
+// first case by SIGINT, SIGTERM or kill -9 keeps that case in <out>.partial and says so;
+// `run --resume` measures only the rest and writes the result the run would have written; a
+// resume with other options or of another machine's run is refused (exit 2).
+#include "tipbench/exit_codes.h"
+#include "tipbench/partial_run.h"
+#include "tipbench/result.h"
+
+#include "child_process.h"
+#include "running_child.h"
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <string>
+#include <vector>
+
+#ifndef TIPBENCH_BINARY
+#error "TIPBENCH_BINARY must name the tipbench executable (tests/cli/CMakeLists.txt)"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using tipbench::testing::fresh_scratch_dir;
+using tipbench::testing::list_dir;
+using tipbench::testing::read_bytes;
+using tipbench::testing::RunningChild;
+using tipbench::testing::write_bytes;
+
+bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+// Two suites of one case each on the small CNN; zero_grad (the first case) takes a few seconds,
+// conv_bias (the second) about as long, so a signal sent once the partial file appears lands
+// in the second case.
+std::vector<std::string> two_case_run(const fs::path& out) {
+  return {TIPBENCH_BINARY, "run", "--suite", "zero_grad", "--suite", "conv_bias", "--device", "cpu",
+          "--quick", "--blocks", "3", "--out", out.string()};
+}
+
+// Starts the run, waits for its first case to be kept, then sends `signal_number`.
+void interrupt_after_first_case(const fs::path& dir, const fs::path& logs, int signal_number) {
+  const auto out = dir / "r.json";
+  RunningChild child(two_case_run(out), logs);
+  ASSERT_TRUE(child.started());
+  ASSERT_TRUE(child.wait_for_file(dir / "r.json.partial", std::chrono::seconds(300))) << child.describe();
+  ASSERT_EQ(::kill(child.pid(), signal_number), 0);
+  ASSERT_TRUE(child.wait(std::chrono::seconds(60))) << "did not stop\n" << child.describe();
+  ASSERT_TRUE(child.signaled()) << child.describe();
+  EXPECT_EQ(child.signal(), signal_number);
+  if (signal_number != SIGKILL) {
+    EXPECT_TRUE(has(child.stderr_text(), "interrupted: 1 case(s) kept in " + (dir / "r.json.partial").string()))
+        << child.describe();
+    EXPECT_TRUE(has(child.stderr_text(), "tipbench run --resume")) << child.describe();
+  }
+  EXPECT_EQ(list_dir(dir), std::vector<std::string>{"r.json.partial"}) << "no result, no temporary file";
+}
+
+tipbench::testing::ChildOutcome resume(const fs::path& dir, const fs::path& logs, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{TIPBENCH_BINARY, "run", "--resume", (dir / "r.json.partial").string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return tipbench::testing::run_child(args, logs / "resume.out", logs / "resume.err");
+}
+
+void expect_resumed_result(const fs::path& dir, const tipbench::PartialRun& kept) {
+  ASSERT_TRUE(fs::exists(dir / "r.json"));
+  EXPECT_EQ(list_dir(dir), std::vector<std::string>{"r.json"}) << "the partial file is removed";
+  const auto r = tipbench::read_result((dir / "r.json").string());
+  ASSERT_EQ(r.suites.size(), 2u);
+  EXPECT_EQ(r.suites[0].name, "zero_grad");
+  EXPECT_EQ(r.suites[1].name, "conv_bias");
+  // The kept case is taken byte for byte; the other was measured now, completely.
+  const auto doc = tipbench::to_json_document(r);
+  EXPECT_EQ(doc.at("suites").at(0).at("cases").at(0),
+            tipbench::to_json_document(kept.result).at("suites").at(0).at("cases").at(0));
+  for (const auto& arm : r.suites[1].cases.at(0).arms) {
+    EXPECT_EQ(arm.status, tipbench::ArmStatus::ok) << arm.reason;
+    EXPECT_EQ(arm.trials.size(), 3u);
+  }
+  EXPECT_FALSE(r.suites[1].cases.at(0).comparisons.empty());
+  // The run's own context: its start and argv, plus a warning that it was resumed.
+  EXPECT_EQ(r.context.timestamp_utc, kept.result.context.timestamp_utc);
+  EXPECT_EQ(r.context.argv, kept.result.context.argv);
+  bool warned = false;
+  for (const auto& w : r.context.warnings) warned = warned || has(w, "resumed at");
+  EXPECT_TRUE(warned);
+}
+
+TEST(RunResume, SigintKeepsTheFinishedCaseAndResumeFinishesTheRun) {
+  const auto dir = fresh_scratch_dir("resume_sigint");
+  const auto logs = fresh_scratch_dir("resume_sigint_logs");
+  interrupt_after_first_case(dir, logs, SIGINT);
+  if (HasFatalFailure()) return;
+  const auto kept = tipbench::read_partial_run((dir / "r.json.partial").string());
+  ASSERT_EQ(tipbench::count_cases(kept.result), 1);
+  EXPECT_EQ(kept.out, (dir / "r.json").string());
+
+  // Other options than the run's: refused, the partial file untouched.
+  const std::string before = read_bytes(dir / "r.json.partial");
+  auto o = resume(dir, logs, {"--blocks", "5"});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+  EXPECT_TRUE(has(o.err, "--blocks: 5 here, 3 in the partial run")) << o.err;
+  EXPECT_EQ(read_bytes(dir / "r.json.partial"), before);
+
+  o = resume(dir, logs);
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  EXPECT_TRUE(has(o.err, "resuming")) << o.err;
+  expect_resumed_result(dir, kept);
+}
+
+TEST(RunResume, SigtermKeepsTheFinishedCaseToo) {
+  const auto dir = fresh_scratch_dir("resume_sigterm");
+  const auto logs = fresh_scratch_dir("resume_sigterm_logs");
+  interrupt_after_first_case(dir, logs, SIGTERM);
+  if (HasFatalFailure()) return;
+  const auto kept = tipbench::read_partial_run((dir / "r.json.partial").string());
+  // The same options typed again with --resume are accepted.
+  const auto o = resume(dir, logs, {"--suite", "zero_grad", "--suite", "conv_bias", "--device", "cpu", "--quick",
+                                    "--blocks", "3"});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  expect_resumed_result(dir, kept);
+}
+
+TEST(RunResume, KillNineLeavesTheFinishedCaseOnDisk) {
+  const auto dir = fresh_scratch_dir("resume_kill9");
+  const auto logs = fresh_scratch_dir("resume_kill9_logs");
+  interrupt_after_first_case(dir, logs, SIGKILL);
+  if (HasFatalFailure()) return;
+  const auto kept = tipbench::read_partial_run((dir / "r.json.partial").string());
+  EXPECT_EQ(tipbench::count_cases(kept.result), 1);
+
+  // A partial file of another machine: refused, named.
+  auto doc = nlohmann::json::parse(read_bytes(dir / "r.json.partial"));
+  doc["result"]["context"]["fingerprint_slug"] = "nvidia-h100_cuda13.0_torch2.11.0";
+  write_bytes(dir / "other.partial", doc.dump());
+  auto o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "other.partial").string()},
+                                        logs / "o.out", logs / "o.err");
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+  EXPECT_TRUE(has(o.err, "measured elsewhere")) << o.err;
+  EXPECT_TRUE(has(o.err, "nvidia-h100_cuda13.0_torch2.11.0")) << o.err;
+  fs::remove(dir / "other.partial");
+
+  // Not a partial file at all.
+  write_bytes(dir / "result.json", "{\"schema_version\": \"1.1\"}");
+  o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "result.json").string()},
+                                   logs / "o.out", logs / "o.err");
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+  EXPECT_TRUE(has(o.err, "not a partial run file")) << o.err;
+  fs::remove(dir / "result.json");
+
+  o = resume(dir, logs);
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  expect_resumed_result(dir, kept);
+}
+
+}  // namespace

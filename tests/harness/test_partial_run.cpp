@@ -1,0 +1,118 @@
+// The partial run file that keeps an interrupted run's finished cases (round trip, refusal of
+// anything else, atomic rewrite) and the notice a run prints when SIGINT/SIGTERM stops it.
+#include "tipbench/interrupt_notice.h"
+#include "tipbench/partial_run.h"
+
+#include "scratch_dir.h"
+#include "synthetic.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace {
+
+using tipbench::InputError;
+using tipbench::PartialRun;
+using tipbench::testing::fresh_scratch_dir;
+using tipbench::testing::list_dir;
+using tipbench::testing::read_bytes;
+using tipbench::testing::write_bytes;
+
+PartialRun sample_partial() {
+  return {"results/runs/x.json", {{"blocks", 3}, {"suites", {"zero_grad"}}},
+          tipbench::testing::synthetic_run({.suites = {"zero_grad", "conv_bias"}, .cases_per_suite = 2, .blocks = 3})};
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    tipbench::read_partial_run(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PartialRun, RoundTripsOutOptionsAndTheFinishedCases) {
+  const auto dir = fresh_scratch_dir("partial_roundtrip");
+  const auto path = (dir / "x.json.partial").string();
+  const PartialRun written = sample_partial();
+  tipbench::write_partial_run(written, path);
+  const PartialRun read = tipbench::read_partial_run(path);
+  EXPECT_EQ(read.out, written.out);
+  EXPECT_EQ(read.run_options, written.run_options);
+  EXPECT_EQ(tipbench::to_json_document(read.result), tipbench::to_json_document(written.result));
+  EXPECT_EQ(tipbench::count_cases(read.result), 4);
+  // Rewritten in place, atomically: one file, no temporary left beside it.
+  tipbench::write_partial_run(written, path);
+  EXPECT_EQ(list_dir(dir), std::vector<std::string>{"x.json.partial"});
+}
+
+TEST(PartialRun, PathIsBesideTheResult) {
+  EXPECT_EQ(tipbench::partial_path_for("results/runs/x.json"), "results/runs/x.json.partial");
+}
+
+TEST(PartialRun, AnythingElseIsAnInputErrorNamingTheFile) {
+  const auto dir = fresh_scratch_dir("partial_rejects");
+  const auto missing = (dir / "missing.partial").string();
+  EXPECT_NE(error_of(missing).find(missing), std::string::npos);
+
+  const auto path = (dir / "p.partial").string();
+  tipbench::write_partial_run(sample_partial(), path);
+  const std::string good = read_bytes(path);
+
+  write_bytes(path, good.substr(0, good.size() / 2));  // truncated
+  EXPECT_NE(error_of(path).find("not valid JSON"), std::string::npos) << error_of(path);
+
+  // A finished result is not a partial run file.
+  write_bytes(path, tipbench::to_json_document(sample_partial().result).dump());
+  EXPECT_NE(error_of(path).find("not a partial run file"), std::string::npos) << error_of(path);
+
+  auto doc = nlohmann::json::parse(good);
+  doc["tipbench_partial_run"] = 99;
+  write_bytes(path, doc.dump());
+  EXPECT_NE(error_of(path).find("format 99"), std::string::npos) << error_of(path);
+
+  doc = nlohmann::json::parse(good);
+  doc["result"]["suites"] = "no";
+  write_bytes(path, doc.dump());
+  EXPECT_NE(error_of(path).find("does not match result schema"), std::string::npos) << error_of(path);
+
+  doc = nlohmann::json::parse(good);
+  doc.erase("out");
+  write_bytes(path, doc.dump());
+  EXPECT_NE(error_of(path).find("damaged"), std::string::npos) << error_of(path);
+}
+
+// A child installs the notice, replaces it, and is stopped by `signal_number`: it prints the
+// last notice and dies of that very signal.
+void expect_notice_on(int signal_number) {
+  const auto dir = fresh_scratch_dir("interrupt_notice_" + std::to_string(signal_number));
+  const auto err = dir / "stderr.txt";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    tipbench::install_interrupt_notice("interrupted: nothing kept");
+    tipbench::set_interrupt_notice("interrupted: 3 case(s) kept in x.partial");
+    ::raise(signal_number);
+    ::_exit(0);  // not reached: the notice re-raises with the default action
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exited with " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), signal_number);
+  EXPECT_EQ(read_bytes(err), "interrupted: 3 case(s) kept in x.partial\n");
+}
+
+TEST(InterruptNotice, SigintPrintsTheLastNoticeAndDiesOfSigint) { expect_notice_on(SIGINT); }
+
+TEST(InterruptNotice, SigtermPrintsTheLastNoticeAndDiesOfSigterm) { expect_notice_on(SIGTERM); }
+
+}  // namespace

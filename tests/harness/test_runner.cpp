@@ -1,0 +1,172 @@
+// The runner with suites of the test's own (never registered): a failing arm is recorded with a
+// one-line reason (its backtrace only under verbose), an invalid trial makes its arm `invalid`
+// and keeps it out of the comparisons, and a resumed run takes its finished cases as they are.
+#include "tipbench/runner.h"
+
+#include <c10/util/Exception.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string>
+
+namespace {
+
+using tipbench::ArmResult;
+using tipbench::ArmSpec;
+using tipbench::ArmStatus;
+using tipbench::CaseResult;
+using tipbench::CaseSpec;
+using tipbench::SuiteContext;
+using tipbench::SuiteResult;
+
+// What an arm's workload does, by arm name: "ok", "broken" (its step throws a c10::Error) or
+// "invalid" (its trials say they measured the wrong thing).
+class ScriptedWorkload final : public tipbench::Workload {
+ public:
+  explicit ScriptedWorkload(std::string arm) : arm_(std::move(arm)) {}
+  void step() override { TORCH_CHECK(arm_ != "broken", "the broken arm's step fails on purpose"); }
+  std::int64_t samples_per_step() const override { return 4; }
+  std::optional<std::string> invalid_reason() const override {
+    if (arm_ == "invalid") return "skipped 5 of 8 files";
+    return std::nullopt;
+  }
+
+ private:
+  std::string arm_;
+};
+
+class ScriptedSuite final : public tipbench::Suite {
+ public:
+  ScriptedSuite(std::vector<std::string> arms, std::vector<std::string> models)
+      : arms_(std::move(arms)), models_(std::move(models)) {}
+  std::string name() const override { return "scripted"; }
+  std::string description() const override { return "a suite of the test's own"; }
+  std::vector<CaseSpec> cases(const SuiteContext&) const override {
+    std::vector<CaseSpec> out;
+    for (const auto& m : models_) {
+      CaseSpec c{{{"model", m}}, {}};
+      for (const auto& a : arms_) c.arms.push_back({a, {{"knob", a}}});
+      out.push_back(c);
+    }
+    return out;
+  }
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm) const override {
+    prepared.insert(tipbench::level(c.params, "model"));
+    return std::make_unique<ScriptedWorkload>(arm.name);
+  }
+  mutable std::set<std::string> prepared;  // models whose workloads were built
+
+ private:
+  std::vector<std::string> arms_;
+  std::vector<std::string> models_;
+};
+
+// Trials of a few microseconds: the runner's bookkeeping is under test, not the timing.
+tipbench::RunPlan tiny_plan(const tipbench::Suite& suite, int blocks) {
+  tipbench::RunPlan plan;
+  plan.suites = {&suite};
+  plan.settings.blocks = blocks;
+  plan.settings.warmup_min_steps = 1;
+  plan.settings.warmup_max_steps = 2;
+  plan.settings.warmup_window = 1;
+  plan.settings.trial_min_steps = 3;
+  plan.settings.trial_min_time_s = 0.001;
+  plan.settings.bootstrap_resamples = 200;
+  return plan;
+}
+
+struct RunOutcome {
+  std::vector<SuiteResult> suites;
+  std::string progress;  // what the runner printed
+};
+
+RunOutcome run(const tipbench::RunPlan& plan) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = ::open_memstream(&buffer, &size);
+  RunOutcome r;
+  {
+    tipbench::Progress progress(/*tty=*/false, out);
+    r.suites = tipbench::run_suites(plan, progress);
+  }
+  std::fclose(out);
+  r.progress.assign(buffer, size);
+  std::free(buffer);
+  return r;
+}
+
+const ArmResult& arm_named(const CaseResult& c, const std::string& name) {
+  for (const auto& a : c.arms) {
+    if (a.arm == name) return a;
+  }
+  throw std::runtime_error("no arm " + name);
+}
+
+TEST(Runner, AFailedArmKeepsAOneLineReasonAndTheRunGoesOn) {
+  const ScriptedSuite suite({"ok", "broken", "ok2"}, {"m"});
+  const RunOutcome r = run(tiny_plan(suite, 2));
+  const auto& c = r.suites.at(0).cases.at(0);
+  const auto& broken = arm_named(c, "broken");
+  EXPECT_EQ(broken.status, ArmStatus::failed);
+  EXPECT_EQ(broken.reason.find('\n'), std::string::npos) << broken.reason;
+  EXPECT_NE(broken.reason.find("the broken arm's step fails on purpose"), std::string::npos) << broken.reason;
+  EXPECT_NE(broken.reason.find("raised from"), std::string::npos) << "where c10 raised it: " << broken.reason;
+  EXPECT_EQ(broken.reason.find("frame #"), std::string::npos) << broken.reason;
+  EXPECT_EQ(r.progress.find("frame #"), std::string::npos) << "no backtrace without verbose:\n" << r.progress;
+  EXPECT_EQ(arm_named(c, "ok2").status, ArmStatus::ok);
+  EXPECT_EQ(arm_named(c, "ok2").trials.size(), 2u);
+}
+
+TEST(Runner, VerbosePrintsTheWholeErrorOfAFailedArm) {
+  const ScriptedSuite suite({"ok", "broken"}, {"m"});
+  auto plan = tiny_plan(suite, 1);
+  plan.verbose = true;
+  const RunOutcome r = run(plan);
+  EXPECT_EQ(arm_named(r.suites.at(0).cases.at(0), "broken").reason.find('\n'), std::string::npos);
+  EXPECT_NE(r.progress.find("Exception raised from"), std::string::npos) << r.progress;
+}
+
+TEST(Runner, AnInvalidTrialMakesItsArmInvalidKeptAndNeverCompared) {
+  const ScriptedSuite suite({"ok", "invalid", "ok2"}, {"m"});
+  const RunOutcome r = run(tiny_plan(suite, 3));
+  const auto& c = r.suites.at(0).cases.at(0);
+  const auto& invalid = arm_named(c, "invalid");
+  EXPECT_EQ(invalid.status, ArmStatus::invalid);
+  EXPECT_EQ(invalid.reason, "block 0: skipped 5 of 8 files");
+  EXPECT_EQ(invalid.trials.size(), 1u) << "kept for inspection, not run again";
+  for (const auto& cmp : c.comparisons) EXPECT_NE(cmp.treatment, "invalid");
+  bool compared_ok2 = false;
+  for (const auto& cmp : c.comparisons) compared_ok2 = compared_ok2 || cmp.treatment == "ok2";
+  EXPECT_TRUE(compared_ok2);
+  EXPECT_NE(r.progress.find("invalid: scripted/model:m/arm:invalid"), std::string::npos) << r.progress;
+}
+
+TEST(Runner, FinishedCasesAreTakenAsTheyAreAndEveryMeasuredCaseIsReported) {
+  const ScriptedSuite suite({"ok", "ok2"}, {"a", "b", "c"});
+  auto plan = tiny_plan(suite, 2);
+  CaseResult kept;
+  kept.name = "scripted/model:b";
+  kept.params = {{"model", "b"}};
+  kept.arms.push_back({.name = "scripted/model:b/arm:ok", .arm = "ok", .reason = "measured before the interruption"});
+  plan.finished_cases.emplace(kept.name, kept);
+  std::vector<std::vector<std::string>> seen;  // case names the callback saw, per call
+  plan.case_finished = [&](const std::vector<SuiteResult>& so_far) {
+    std::vector<std::string> names;
+    for (const auto& s : so_far)
+      for (const auto& c : s.cases) names.push_back(c.name);
+    seen.push_back(names);
+  };
+  const RunOutcome r = run(plan);
+  EXPECT_EQ(suite.prepared, (std::set<std::string>{"a", "c"})) << "the finished case is not measured again";
+  const auto& cases = r.suites.at(0).cases;
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[1].name, "scripted/model:b");
+  EXPECT_EQ(cases[1].arms.at(0).reason, "measured before the interruption");
+  EXPECT_EQ(seen, (std::vector<std::vector<std::string>>{
+                      {"scripted/model:a"}, {"scripted/model:a", "scripted/model:b", "scripted/model:c"}}));
+}
+
+}  // namespace
