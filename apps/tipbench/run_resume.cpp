@@ -1,0 +1,62 @@
+#include "run_resume.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
+
+namespace tipbench::cli {
+
+// --resume FILE: the options of the interrupted run. Flags given with it must agree with them.
+std::optional<std::string> resume_options(RunOptions& o, bool other_flags, PartialRun& partial) {
+  partial = read_partial_run(o.resume);  // InputError: caught by the caller
+  RunOptions recorded = run_options_from_json(partial.run_options);
+  if (other_flags) {
+    RunOptions here = o;
+    if (here.out.empty()) here.out = recorded.out;
+    if (const auto diffs = run_option_differences(here, recorded); !diffs.empty()) {
+      return fmt::format("--resume {}: this command's options differ from the interrupted run's ({}); run "
+                         "`tipbench run --resume {}` alone to finish it as it was started",
+                         o.resume, fmt::join(diffs, "; "), o.resume);
+    }
+  }
+  recorded.resume = o.resume;
+  recorded.verbose = o.verbose;
+  o = recorded;
+  return std::nullopt;
+}
+
+// The machine and build must be the ones that measured the finished cases.
+std::optional<std::string> resume_context_problem(const RunContext& here, const RunContext& recorded,
+                                                  const std::string& file) {
+  std::vector<std::string> diffs;
+  if (here.fingerprint_slug != recorded.fingerprint_slug) {
+    diffs.push_back(fmt::format("fingerprint {} here, {} in the run (fields differ: {})", here.fingerprint_slug,
+                                recorded.fingerprint_slug,
+                                fmt::join(fingerprint_differences(recorded.fingerprint, here.fingerprint), ", ")));
+  }
+  if (here.tipbench_version != recorded.tipbench_version || here.git.sha != recorded.git.sha) {
+    diffs.push_back(fmt::format("tipbench {} (git {}) here, {} (git {}) in the run", here.tipbench_version,
+                                here.git.sha.empty() ? "-" : here.git.sha.substr(0, 12), recorded.tipbench_version,
+                                recorded.git.sha.empty() ? "-" : recorded.git.sha.substr(0, 12)));
+  }
+  if (here.device != recorded.device) diffs.push_back(fmt::format("device {} here, {} in the run", here.device, recorded.device));
+  if (diffs.empty()) return std::nullopt;
+  return fmt::format("--resume {}: the finished cases were measured elsewhere: {}; a result must come from one "
+                     "machine and build (start the run again instead)",
+                     file, fmt::join(diffs, "; "));
+}
+
+std::map<std::string, CaseResult> finished_cases_of(const Result& r) {
+  std::map<std::string, CaseResult> out;
+  for (const auto& s : r.suites)
+    for (const auto& c : s.cases) out.emplace(c.name, c);
+  return out;
+}
+
+std::string resume_hint(int cases, const std::string& partial_path) {
+  return fmt::format("\ninterrupted: {} case(s) kept in {}; finish the run with: tipbench run --resume {}", cases,
+                     partial_path, partial_path);
+}
+
+}  // namespace tipbench::cli

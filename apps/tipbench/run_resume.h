@@ -1,0 +1,29 @@
+// Internal to the CLI: finishing an interrupted run (`tipbench run --resume FILE`). The partial
+// file holds the run's options and its finished cases; the machine, build and options must be
+// the run's own. Example:
+//   if (auto problem = resume_options(options, other_flags_typed, partial)) return usage_error(*problem);
+#pragma once
+
+#include "run_options.h"
+#include "tipbench/partial_run.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tipbench::cli {
+
+// Reads o.resume into `partial` (throws InputError) and replaces o's measurement options with the
+// run's. When flags were typed with --resume, they must agree with the run's: else the reason.
+std::optional<std::string> resume_options(RunOptions& o, bool other_flags, PartialRun& partial);
+
+// Why the finished cases cannot be finished here (another fingerprint, build or device), if so.
+std::optional<std::string> resume_context_problem(const RunContext& here, const RunContext& recorded,
+                                                  const std::string& file);
+
+std::map<std::string, CaseResult> finished_cases_of(const Result& r);
+
+// "interrupted: N case(s) kept in FILE; finish the run with: tipbench run --resume FILE"
+std::string resume_hint(int cases, const std::string& partial_path);
+
+}  // namespace tipbench::cli
