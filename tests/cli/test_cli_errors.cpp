@@ -31,17 +31,11 @@ using tipbench::testing::list_dir;
 using tipbench::testing::synthetic_run;
 using tipbench::testing::write_bytes;
 
-struct Outcome {
-  int code = -1;
-  double seconds = 0;
-  std::string out;
-  std::string err;
-};
+using Outcome = tipbench::testing::ChildOutcome;
 
 Outcome tipbench_cmd(const fs::path& logs, std::vector<std::string> args) {
   args.insert(args.begin(), TIPBENCH_BINARY);
-  const auto child = tipbench::testing::run_child(args, logs / "stdout.txt", logs / "stderr.txt");
-  return {.code = child.code, .seconds = child.seconds, .out = child.out, .err = child.err};
+  return tipbench::testing::run_child(args, logs / "stdout.txt", logs / "stderr.txt");
 }
 
 bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }

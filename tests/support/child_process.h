@@ -29,16 +29,22 @@ struct ChildOutcome {
   std::string err;     // what it wrote to stderr ("" when discarded)
 };
 
-// An empty path discards that stream.
-inline ChildOutcome run_child(std::vector<std::string> args, const std::filesystem::path& out_path,
-                              const std::filesystem::path& err_path,
-                              const std::map<std::string, std::string>& extra_env = {}) {
+// This process's environment with extra_env's variables replacing or added to it.
+inline std::vector<std::string> child_environment(const std::map<std::string, std::string>& extra_env) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
     if (!extra_env.contains(entry.substr(0, entry.find('=')))) env.push_back(entry);
   }
   for (const auto& [k, v] : extra_env) env.push_back(k + "=" + v);
+  return env;
+}
+
+// An empty path discards that stream.
+inline ChildOutcome run_child(std::vector<std::string> args, const std::filesystem::path& out_path,
+                              const std::filesystem::path& err_path,
+                              const std::map<std::string, std::string>& extra_env = {}) {
+  std::vector<std::string> env = child_environment(extra_env);
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

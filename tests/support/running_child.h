@@ -7,6 +7,7 @@
 //   ::kill(child.pid(), SIGINT);  ASSERT_TRUE(child.wait(std::chrono::seconds(60)));
 #pragma once
 
+#include "child_process.h"
 #include "scratch_dir.h"
 
 #include <fcntl.h>
@@ -24,8 +25,6 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
-
 namespace tipbench::testing {
 
 class RunningChild {
@@ -34,12 +33,7 @@ class RunningChild {
   RunningChild(std::vector<std::string> args, const std::filesystem::path& log_dir,
                const std::map<std::string, std::string>& extra_env = {})
       : out_(log_dir / "stdout.txt"), err_(log_dir / "stderr.txt") {
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string entry = *e;
-      if (!extra_env.contains(entry.substr(0, entry.find('=')))) env.push_back(entry);
-    }
-    for (const auto& [k, v] : extra_env) env.push_back(k + "=" + v);
+    std::vector<std::string> env = child_environment(extra_env);
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
