@@ -29,7 +29,7 @@ struct ReportFlags {
   std::string history_dir;
   std::string out_dir;
   std::vector<std::string> formats{"html", "markdown"};
-  std::string chartjs = reports::kDefaultChartJs;
+  std::string chartjs = reports::default_chartjs_path();
   std::string title = "tipbench report";
   bool paired = false;
   double threshold_pct = 3;

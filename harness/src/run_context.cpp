@@ -7,8 +7,10 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <string_view>
 
 #ifndef TIPBENCH_SOURCE_DIR
 #define TIPBENCH_SOURCE_DIR ""
@@ -54,6 +56,12 @@ std::string host_name() {
 }
 
 GitState source_git_state() {
+  // A relocated binary (the device bundle, scripts/bundle.sh) has no source tree beside it: its
+  // run.sh passes the state that was recorded when the bundle was packed.
+  if (const char* sha = std::getenv("TIPBENCH_GIT_SHA"); sha != nullptr && *sha != '\0') {
+    const char* dirty = std::getenv("TIPBENCH_GIT_DIRTY");
+    return {.sha = sha, .dirty = dirty != nullptr && std::string_view(dirty) == "1"};
+  }
   GitState git;
   const std::string dir = TIPBENCH_SOURCE_DIR;
   if (dir.empty() || !std::filesystem::exists(dir + "/.git")) return git;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -83,6 +84,11 @@ std::string arm_tables(const NamedRun& run) {
 }
 
 }  // namespace
+
+std::string default_chartjs_path() {
+  const char* env = std::getenv("TIPBENCH_CHARTJS");
+  return (env != nullptr && *env != '\0') ? env : kDefaultChartJs;
+}
 
 std::string read_chartjs(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -11,6 +11,7 @@
 #include "cli_capture.h"
 #include "running_child.h"
 #include "scratch_dir.h"
+#include "test_paths.h"
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>

@@ -8,6 +8,7 @@
 #include "tipbench/gate/merge.h"
 
 #include "synthetic.h"
+#include "test_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -258,7 +259,7 @@ TEST(GateConfig, RoundTripsThroughJson) {
 }
 
 TEST(GateConfig, TheCommittedConfigParses) {
-  const auto cfg = g::read_gate_config(TIPBENCH_SOURCE_DIR "/ci/gate-thresholds.json");
+  const auto cfg = g::read_gate_config(std::string(TIPBENCH_SOURCE_DIR) + "/ci/gate-thresholds.json");
   EXPECT_TRUE(cfg.threshold_for("zero_grad", "throughput_samples_per_s").has_value());
 }
 

@@ -16,6 +16,9 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace {
 
 using tipbench::Result;
@@ -184,6 +187,19 @@ TEST(HtmlPage, ChartJsIsReadFromTheDebianPackageOrAClearError) {
   }
 }
 
+// The device bundle carries its own Chart.js and names it in TIPBENCH_CHARTJS.
+TEST(HtmlPage, DefaultChartJsPathIsTheEnvironmentsThenDebians) {
+  const char* before = std::getenv("TIPBENCH_CHARTJS");
+  const std::string saved = before ? before : "";
+  ::setenv("TIPBENCH_CHARTJS", "/bundle/share/chart.min.js", 1);
+  EXPECT_EQ(r::default_chartjs_path(), "/bundle/share/chart.min.js");
+  ::setenv("TIPBENCH_CHARTJS", "", 1);
+  EXPECT_EQ(r::default_chartjs_path(), r::kDefaultChartJs);
+  ::unsetenv("TIPBENCH_CHARTJS");
+  EXPECT_EQ(r::default_chartjs_path(), r::kDefaultChartJs);
+  if (before) ::setenv("TIPBENCH_CHARTJS", saved.c_str(), 1);
+}
+
 TEST(Gbench, OneRepetitionPerTrialAndAMedianAggregate) {
   auto run = synthetic_run({.blocks = 5});
   run.suites[0].cases[0].arms[1].status = tipbench::ArmStatus::skipped;
@@ -281,7 +297,8 @@ int run_to_file(const std::vector<std::string>& args, const std::string& out) {
 TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   const std::string chromium = find_chromium();
   if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/bootstrap.sh --test installs it)";
-  if (::access(r::kDefaultChartJs, R_OK) != 0) GTEST_SKIP() << "libjs-chart.js is not installed";
+  const std::string chartjs = r::default_chartjs_path();
+  if (::access(chartjs.c_str(), R_OK) != 0) GTEST_SKIP() << "libjs-chart.js is not installed";
   const auto dir = tipbench::testing::fresh_scratch_dir("report_browser");
 
   auto run = synthetic_run({.blocks = 6, .cv = 0.01, .seed = 2});
@@ -297,7 +314,7 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   const std::size_t expected = model.at("charts").size();
   ASSERT_EQ(expected, 7u);  // speedup, change, heatmap, batch, tradeoff, scaling, trend
   const std::string html_path = (dir / "report.html").string();
-  tipbench::testing::write_bytes(html_path, r::render_html(model, runs, r::read_chartjs(r::kDefaultChartJs)));
+  tipbench::testing::write_bytes(html_path, r::render_html(model, runs, r::read_chartjs(chartjs)));
 
   const std::vector<std::string> common{"/usr/bin/timeout", "120", chromium, "--headless", "--disable-gpu",
                                         "--no-sandbox", "--hide-scrollbars",

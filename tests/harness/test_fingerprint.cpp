@@ -2,6 +2,7 @@
 // fingerprint's JSON form and environment_warnings. All run on CPU; *_CUDA tests need a device.
 #include "tipbench/environment.h"
 #include "tipbench/fingerprint.h"
+#include "tipbench/run_context.h"
 
 #include "cuda_required.h"
 
@@ -9,6 +10,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -171,6 +173,26 @@ TEST(Environment, GpuChecksNeverThrow) {
     EXPECT_FALSE(w.empty());
     std::cout << "warning: " << w << "\n";
   }
+}
+
+// The device bundle runs tipbench away from its source tree; run.sh names the build's commit.
+TEST(RunContext, GitStateFromTheEnvironmentWins) {
+  const char* sha_before = std::getenv("TIPBENCH_GIT_SHA");
+  const char* dirty_before = std::getenv("TIPBENCH_GIT_DIRTY");
+  const std::string saved_sha = sha_before ? sha_before : "", saved_dirty = dirty_before ? dirty_before : "";
+  ::setenv("TIPBENCH_GIT_SHA", "0123456789abcdef0123456789abcdef01234567", 1);
+  ::setenv("TIPBENCH_GIT_DIRTY", "1", 1);
+  auto git = tipbench::source_git_state();
+  EXPECT_EQ(git.sha, "0123456789abcdef0123456789abcdef01234567");
+  EXPECT_TRUE(git.dirty);
+  ::setenv("TIPBENCH_GIT_DIRTY", "0", 1);
+  EXPECT_FALSE(tipbench::source_git_state().dirty);
+  ::unsetenv("TIPBENCH_GIT_SHA");
+  ::unsetenv("TIPBENCH_GIT_DIRTY");
+  git = tipbench::source_git_state();  // the source tree's own state (or "" without one)
+  EXPECT_NE(git.sha, "0123456789abcdef0123456789abcdef01234567");
+  if (sha_before) ::setenv("TIPBENCH_GIT_SHA", saved_sha.c_str(), 1);
+  if (dirty_before) ::setenv("TIPBENCH_GIT_DIRTY", saved_dirty.c_str(), 1);
 }
 
 TEST(FingerprintGpus_CUDA, ListsEveryVisibleGpu) {

@@ -19,6 +19,7 @@
 
 #include "cuda_required.h"
 #include "scratch_dir.h"
+#include "test_paths.h"
 #include "tipbench/models/model.h"
 #include "tipbench/models/resnet.h"
 #include "tipbench/models/small_cnn.h"

@@ -24,6 +24,9 @@
 namespace tipbench::reports {
 
 inline constexpr const char* kDefaultChartJs = "/usr/share/javascript/chart.js/chart.min.js";
+// Where `report` looks for Chart.js without --chartjs: $TIPBENCH_CHARTJS when set (the device
+// bundle ships its own copy, for machines without Debian's libjs-chart.js), else kDefaultChartJs.
+std::string default_chartjs_path();
 
 struct HtmlOptions {
   std::string title = "tipbench report";
