@@ -1,5 +1,5 @@
 # The two commands a newcomer types (see README.md). Both install what they need first.
-.PHONY: quick test build
+.PHONY: quick test build bundle
 
 quick:          ## run the quick suite on the best device present (CPU here), write a result
 	scripts/bootstrap.sh
@@ -11,3 +11,6 @@ test:           ## build everything and run the test suite
 
 build:
 	scripts/bootstrap.sh
+
+bundle:         ## pack .bundle/ for a GPU machine without our build dependencies (docs/gpu.md)
+	scripts/bundle.sh

@@ -13,7 +13,7 @@ log() { printf '[bootstrap] %s\n' "$*" >&2; }
 
 debian_packages=(cmake ninja-build ccache g++ python3-venv libcli11-dev nlohmann-json3-dev libfmt-dev
                  libgtest-dev libgmock-dev libbenchmark-dev libjpeg62-turbo-dev libssl-dev
-                 libjs-chart.js libgloo-dev)
+                 libjs-chart.js libgloo-dev patchelf)   # patchelf: scripts/bundle.sh
 # Test-only: headless Chromium renders the HTML report in tests/gate (the test skips without it).
 test_debian_packages=(chromium)
 ((want_test)) && debian_packages+=("${test_debian_packages[@]}")
