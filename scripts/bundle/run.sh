@@ -257,11 +257,12 @@ binaries_with() {
 
 stage_check() {
   # tipbench env: the fingerprint, and how many GPUs LibTorch sees next to the driver's count.
-  if run_step env 60 "$tipbench" env; then
+  # stdout (the JSON) to env.json, the warnings to env.log.
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  if run_step env 60 bash -c '"$0" env >"$1"' "$tipbench" "$logs/env.json"; then
     if ((rc != 0)); then
       result FAIL env "exit $rc: $(last_error "$logs/env.log")"
     else
-      sed -n '/^{/,/^}/p' "$logs/env.log" >"$logs/env.json"
       local torch_gpus slug
       torch_gpus=$(check_py gpus "$logs/env.json" 2>/dev/null || echo "?")
       slug=$(sed -n 's/.*"fingerprint_slug": *"\([^"]*\)".*/\1/p' "$logs/env.json" | head -n 1)
