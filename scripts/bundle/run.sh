@@ -20,16 +20,18 @@
 #   TIPBENCH_TORCH_LIB       LibTorch's lib folder, instead of asking Python
 #   TIPBENCH_CUDA_LIB        folders holding libcudart & co, colon-separated, instead of the torch
 #                            wheel's nvidia/*/lib (or else $CUDA_HOME/lib64, /usr/local/cuda/lib64)
-#   TIPBENCH_DEVICE          cuda, cuda:N or cpu for quick/full/micro
+#   TIPBENCH_DEVICE          cuda, cuda:N or cpu for quick/full/micro and check's smoke runs
+#                            (cpu rehearses them where there is no GPU)
 #   TIPBENCH_STAGE_LIMIT_S   the stage's time budget in seconds (default 540): a step still running
 #                            then is stopped (tipbench keeps its finished cases in RESULT.partial)
 # Exit: 0 every step passed or was skipped; 1 a step failed; 2 usage error, or LibTorch or a
-# library not found.
+# library not found; 130 interrupted.
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd -P)
 started=$SECONDS
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+# The header above, without the comment marks.
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit "${1:-2}"; }
 say() { printf '[run.sh] %s\n' "$*" >&2; }
 die() {
   local code=$1
@@ -39,6 +41,7 @@ die() {
   exit "$code"
 }
 
+[[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
 (($# >= 2)) || usage
 stage=$1 outdir=$2
 shift 2
