@@ -10,6 +10,7 @@
 #include "child_process.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
+#include "test_paths.h"
 
 #include <gtest/gtest.h>
 

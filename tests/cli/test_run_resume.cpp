@@ -9,6 +9,7 @@
 #include "child_process.h"
 #include "running_child.h"
 #include "scratch_dir.h"
+#include "test_paths.h"
 
 #include <gtest/gtest.h>
 
