@@ -30,11 +30,16 @@ while (($#)); do
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
     --no-build) no_build=1; shift ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^# shellcheck/ { next } NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+               exit 0 ;;
     *) die 2 "unknown argument '$1' (see --help)" ;;
   esac
 done
 max_bytes=$((48 * 1024 * 1024))
+# An older bundle there is replaced; anything else is left alone.
+if [[ -e $out && ! -f $out/MANIFEST.txt ]]; then
+  die 2 "$out exists and is not a bundle (no MANIFEST.txt): refusing to replace it"
+fi
 
 build_type_of() { sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$1/CMakeCache.txt" 2>/dev/null; }
 cache_value() { sed -n "s/^$2:[A-Z]*=//p" "$1/CMakeCache.txt"; }
