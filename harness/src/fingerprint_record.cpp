@@ -3,6 +3,7 @@
 #include "tipbench/fingerprint.h"
 
 #include "text.h"
+#include "tipbench/json_number.h"
 
 #include <algorithm>
 #include <regex>
@@ -138,7 +139,7 @@ void to_json(nlohmann::json& j, const GpuInfo& g) {
 }
 
 void from_json(const nlohmann::json& j, GpuInfo& g) {
-  visit_gpu_fields([&](const char* name, auto& value) { j.at(name).get_to(value); }, g);
+  visit_gpu_fields([&](const char* name, auto& value) { json_get_to(j.at(name), value, name); }, g);
 }
 
 void to_json(nlohmann::json& j, const Fingerprint& fp) {
@@ -149,7 +150,7 @@ void to_json(nlohmann::json& j, const Fingerprint& fp) {
 
 void from_json(const nlohmann::json& j, Fingerprint& fp) {
   j.at("gpus").get_to(fp.gpus);
-  visit_scalar_fields([&](const char* name, auto& value) { j.at(name).get_to(value); }, fp);
+  visit_scalar_fields([&](const char* name, auto& value) { json_get_to(j.at(name), value, name); }, fp);
 }
 
 }  // namespace tipbench

@@ -1,6 +1,7 @@
 #include "tipbench/result.h"
 
 #include "tipbench/atomic_file.h"
+#include "tipbench/json_number.h"
 
 #include <fmt/format.h>
 
@@ -64,7 +65,7 @@ stats::Summary summary_from_json(const ojson& j) {
   s.p90 = j.at("p90").get<double>();
   s.mean = j.at("mean").get<double>();
   s.cv = j.at("cv").get<double>();
-  s.n = j.at("n").get<std::size_t>();
+  s.n = json_integer<std::size_t>(j, "n");
   return s;
 }
 
@@ -76,7 +77,9 @@ void put_optional(ojson& j, const char* key, const std::optional<T>& value) {
 template <typename T>
 std::optional<T> get_optional(const ojson& j, const char* key) {
   if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<T>();
+  T value;
+  json_get_to(j.at(key), value, key);
+  return value;
 }
 
 ojson memory_to_json(const MemoryUse& m) {
@@ -162,7 +165,7 @@ Comparison comparison_from_json(const ojson& j) {
   c.estimate.ratio = j.at("ratio").get<double>();
   c.estimate.ci_low = j.at("ci95_low").get<double>();
   c.estimate.ci_high = j.at("ci95_high").get<double>();
-  c.estimate.blocks = j.at("blocks").get<std::size_t>();
+  c.estimate.blocks = json_integer<std::size_t>(j, "blocks");
   c.verdict = verdict_from(j.at("verdict").get<std::string>());
   c.noisy = j.at("noisy").get<bool>();
   c.recommendation = j.value("recommendation", "");
@@ -259,11 +262,11 @@ ojson trial_to_json(const Trial& t) {
 
 Trial trial_from_json(const ojson& j) {
   Trial t;
-  t.block = j.at("block").get<int>();
-  t.position = j.at("position").get<int>();
-  t.warmup_steps = j.at("warmup_steps").get<int>();
+  t.block = json_integer<int>(j, "block");
+  t.position = json_integer<int>(j, "position");
+  t.warmup_steps = json_integer<int>(j, "warmup_steps");
   t.warmup_stable = j.at("warmup_stable").get<bool>();
-  t.samples_per_step = j.at("samples_per_step").get<std::int64_t>();
+  t.samples_per_step = json_integer<std::int64_t>(j, "samples_per_step");
   t.throughput_samples_per_s = j.at("throughput_samples_per_s").get<double>();
   t.memory = memory_from_json(j.at("memory"));
   if (j.contains("metrics")) t.metrics = j.at("metrics").get<std::map<std::string, double>>();

@@ -1,5 +1,7 @@
 #include "tipbench/settings.h"
 
+#include "tipbench/json_number.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -49,7 +51,7 @@ void from_json(const nlohmann::json& j, MeasureSettings& s) {
   nlohmann::json known = nlohmann::json::object();
   visit_fields(s, [&](const char* key, auto& field) {
     known[key] = true;
-    if (j.contains(key)) j.at(key).get_to(field);
+    if (j.contains(key)) json_get_to(j.at(key), field, key);
   });
   for (const auto& [key, value] : j.items()) {
     if (!known.contains(key)) throw std::invalid_argument("unknown settings key '" + key + "'");
