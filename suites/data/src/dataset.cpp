@@ -5,6 +5,7 @@
 #include "tipbench/data/draw.h"
 #include "tipbench/data/jpeg.h"
 #include "tipbench/data/system.h"
+#include "tipbench/json_number.h"
 #include "tipbench/result.h"  // InputError
 
 #include <openssl/evp.h>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -46,12 +48,12 @@ nlohmann::ordered_json spec_to_json(const DatasetSpec& s) {
 
 DatasetSpec spec_from_json(const nlohmann::json& j) {
   DatasetSpec s;
-  s.images = j.at("images").get<std::int64_t>();
-  s.width = j.at("width").get<int>();
-  s.height = j.at("height").get<int>();
-  s.classes = j.at("classes").get<int>();
-  s.quality = j.at("quality").get<int>();
-  s.seed = j.at("seed").get<std::uint64_t>();
+  s.images = json_integer<std::int64_t>(j, "images");
+  s.width = json_integer<int>(j, "width");
+  s.height = json_integer<int>(j, "height");
+  s.classes = json_integer<int>(j, "classes");
+  s.quality = json_integer<int>(j, "quality");
+  s.seed = json_integer<std::uint64_t>(j, "seed");
   return s;
 }
 
@@ -59,7 +61,7 @@ DatasetSpec spec_from_json(const nlohmann::json& j) {
 bool foreign_manifest(const std::string& path) {
   std::ifstream in(path);
   const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.value("format", "") != kFormat;
+  return j.is_object() && !(j.contains("format") && j.at("format") == kFormat);  // any "format" but ours
 }
 
 ManifestEntry make_entry(const DatasetSpec& spec, std::int64_t index, const std::vector<std::uint8_t>& bytes) {
@@ -156,6 +158,10 @@ nlohmann::json manifest_to_json(const Manifest& m) {
   return nlohmann::json::parse(j.dump());
 }
 
+// Every value a run relies on is checked here, so a manifest that reads is one a run can use: a
+// spec in range (classes sizes the model's output), exactly spec.images files (the dataloader
+// suite checks the batch against spec.images; the loader indexes the files), labels of the
+// spec's classes and sizes that are not negative and add up without overflow.
 Manifest read_manifest(const std::string& dir) {
   const std::string path = join(dir, kManifestName);
   std::ifstream in(path);
@@ -163,22 +169,34 @@ Manifest read_manifest(const std::string& dir) {
   try {
     const auto j = nlohmann::json::parse(in);
     if (j.value("format", "") != kFormat) throw InputError(fmt::format("{}: not a tipbench dataset manifest", path));
-    if (j.at("version").get<int>() != kFormatVersion) {
-      throw InputError(fmt::format("{}: manifest version {} (this tipbench reads {})", path,
-                                   j.at("version").get<int>(), kFormatVersion));
+    if (const int version = json_integer<int>(j, "version"); version != kFormatVersion) {
+      throw InputError(fmt::format("{}: manifest version {} (this tipbench reads {})", path, version, kFormatVersion));
     }
     Manifest m;
     m.spec = spec_from_json(j.at("spec"));
+    m.spec.validate();
+    std::int64_t total_bytes = 0;  // Manifest::total_bytes() must not overflow
     for (const auto& f : j.at("files")) {
-      m.files.push_back({f.at("path").get<std::string>(), f.at("label").get<int>(), f.at("bytes").get<std::int64_t>(),
-                         f.at("sha256").get<std::string>()});
-      if (m.files.back().label < 0 || m.files.back().label >= m.spec.classes) {
-        throw InputError(fmt::format("{}: label {} of {} is outside 0..{}", path, m.files.back().label,
-                                     m.files.back().path, m.spec.classes - 1));
+      m.files.push_back({f.at("path").get<std::string>(), json_integer<int>(f, "label"),
+                         json_integer<std::int64_t>(f, "bytes"), f.at("sha256").get<std::string>()});
+      const auto& entry = m.files.back();
+      if (entry.label < 0 || entry.label >= m.spec.classes) {
+        throw InputError(fmt::format("{}: label {} of {} is outside 0..{}", path, entry.label, entry.path,
+                                     m.spec.classes - 1));
       }
+      if (entry.bytes < 0 || entry.bytes > std::numeric_limits<std::int64_t>::max() - total_bytes) {
+        throw InputError(fmt::format("{}: {} has a size of {} bytes: negative, or the sizes overflow their sum",
+                                     path, entry.path, entry.bytes));
+      }
+      total_bytes += entry.bytes;
+    }
+    if (static_cast<std::int64_t>(m.files.size()) != m.spec.images) {
+      throw InputError(fmt::format("{}: lists {} files for a dataset of {} images", path, m.files.size(), m.spec.images));
     }
     return m;
   } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: malformed manifest: {}", path, e.what()));
+  } catch (const std::logic_error& e) {  // json_integer's range errors, DatasetSpec::validate
     throw InputError(fmt::format("{}: malformed manifest: {}", path, e.what()));
   }
 }
@@ -205,10 +223,6 @@ MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const M
       throw InputError(fmt::format(
           "{} holds a dataset of another spec ({}; asked for {}): choose another directory, or delete it first", dir,
           old->spec.describe(), spec.describe()));
-    }
-    if (old && static_cast<std::int64_t>(old->files.size()) != spec.images) {
-      report.partial = fmt::format("the manifest lists {} files, not {}", old->files.size(), spec.images);
-      old.reset();
     }
   } else if (is_directory(join(dir, class_dir_of(sample_path(spec, 0))))) {
     report.partial = "no manifest.json (an interrupted make?)";

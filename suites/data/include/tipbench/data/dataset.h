@@ -58,7 +58,8 @@ std::string sample_path(const DatasetSpec& spec, std::int64_t index);
 int sample_label(const DatasetSpec& spec, std::int64_t index);
 
 // Reads DIR/manifest.json. Throws tipbench::InputError naming the file when it is missing, not
-// JSON, or not a tipbench dataset manifest.
+// JSON, not a tipbench dataset manifest, or not one a run can use (a spec out of range, a file
+// count other than spec.images, a label outside the classes, a number out of its type's range).
 Manifest read_manifest(const std::string& dir);
 nlohmann::json manifest_to_json(const Manifest& m);
 
