@@ -90,7 +90,7 @@ while IFS= read -r t; do is_elf "$t" && tests+=("$t"); done < <(find "$build/tes
 
 stage=$(mktemp -d "${out%/}.tmp.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,tests,lib,share/source/docs,share/source/ci}
+mkdir -p "$stage"/{bin,tests,lib,share/source/docs/examples,share/source/ci}
 cp "${binaries[@]}" "$stage/bin/"
 ((${#tests[@]})) && cp "${tests[@]}" "$stage/tests/"
 
@@ -155,6 +155,7 @@ done
 # (tests/support/test_paths.h, `report --chartjs`); run.sh points the variables here.
 cp docs/cli.md "$stage/share/source/docs/"
 cp ci/gate-thresholds.json "$stage/share/source/ci/"
+cp docs/examples/result-v1.json "$stage/share/source/docs/examples/"  # the reader fuzz tests' seed
 cp tests/models/make_reference.py "$stage/share/"
 chartjs=/usr/share/javascript/chart.js/chart.min.js
 [[ -f $chartjs ]] || die 2 "$chartjs not found (Debian libjs-chart.js; scripts/bootstrap.sh installs it)"
