@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the file readers (result, stored baseline, gate config, dataset manifest) with
+# Fuzzes the file readers (result, stored baseline, gate config, dataset manifest, partial run) with
 # AddressSanitizer and UndefinedBehaviorSanitizer: builds them alone with clang (no LibTorch:
 # about a minute), runs the reader fuzz test's corpus under the sanitizers, then libFuzzer on
 # each reader for SECONDS (default 60), starting from the real files. Exit 0: nothing found.
@@ -19,17 +19,18 @@ fi
 cmake --build "$build" >&2
 
 log "the reader fuzz test's corpus under ASan + UBSan"
-# Its scratch files stay under $build/data: the manifest it makes seeds libFuzzer's corpus.
+# Its scratch files stay under $build/data: the manifest and partial run file it makes seed libFuzzer's corpus.
 TIPBENCH_TEST_DATA=$PWD/$build/data "$build/test_reader_fuzz"
 
 status=0
-for reader in result baseline gate_config manifest; do
+for reader in result baseline gate_config manifest partial_run; do
   corpus=$build/corpus/$reader findings=$build/findings/$reader
   mkdir -p "$corpus" "$findings"
   case $reader in
     result|baseline) cp docs/examples/result-v1.json "$corpus/seed.json" ;;
     gate_config) cp ci/gate-thresholds.json "$corpus/seed.json" ;;
     manifest) cp "$build/data/reader_fuzz_manifest/seed_dataset/manifest.json" "$corpus/seed.json" ;;
+    partial_run) cp "$build/data/reader_fuzz_partial_run/seed_partial/seed.partial" "$corpus/seed.json" ;;
   esac
   log "libFuzzer on the $reader reader for ${seconds}s"
   if ! TIPBENCH_FUZZ_READER=$reader "$build/fuzz_readers" -max_total_time="$seconds" -max_len=65536 \

@@ -1,5 +1,6 @@
 #include "run_options.h"
 
+#include "tipbench/json_number.h"
 #include "tipbench/result.h"
 
 #include <fmt/format.h>
@@ -49,17 +50,17 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
     o.suites = j.at("suites").get<std::vector<std::string>>();
     o.models = j.at("models").get<std::vector<std::string>>();
     o.device = j.at("device").get<std::string>();
-    o.batch_size = j.at("batch_size").get<std::int64_t>();
+    o.batch_size = json_integer<std::int64_t>(j, "batch_size");
     o.quick = j.at("quick").get<bool>();
-    o.blocks = j.at("blocks").get<int>();
+    o.blocks = json_integer<int>(j, "blocks");
     o.threshold_pct = j.at("threshold_pct").get<double>();
     o.out = j.at("out").get<std::string>();
-    o.seed = j.at("seed").get<std::uint64_t>();
+    o.seed = json_integer<std::uint64_t>(j, "seed");
     o.inject_slowdown_pct = j.at("inject_slowdown_pct").get<double>();
     o.data_dir = j.at("data_dir").get<std::string>();
     o.loader_only = j.at("loader_only").get<bool>();
     o.corrupt_policy = j.at("corrupt_policy").get<std::string>();
-    o.nproc = j.at("nproc").get<int>();
+    o.nproc = json_integer<int>(j, "nproc");
     o.oversubscribe = j.at("oversubscribe").get<bool>();
     o.bucket_mb = j.at("bucket_mb").get<double>();
   } catch (const std::exception& e) {

@@ -317,7 +317,7 @@ Result read_result(const std::string& path) {
   ojson document;
   try {
     document = ojson::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
     throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", path, e.what()));
   } catch (const std::exception& e) {  // a read error, e.g. the path is a directory
     throw InputError(fmt::format("{}: cannot read the result file: {}", path, e.what()));

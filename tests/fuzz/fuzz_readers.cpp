@@ -1,5 +1,5 @@
 // libFuzzer target for the file readers (tests/fuzz/sanitize/, scripts/fuzz-readers.sh). The
-// reader is chosen by TIPBENCH_FUZZ_READER (result, baseline, gate_config, manifest). An input
+// reader is chosen by TIPBENCH_FUZZ_READER (result, baseline, gate_config, manifest, partial_run). An input
 // either parses or is refused with InputError inside the feed; anything else escapes, and
 // libFuzzer reports it as a crash with the input that caused it, as it does a sanitizer report.
 //   TIPBENCH_FUZZ_READER=result build-fuzz/fuzz_readers -max_total_time=60 corpus/result
@@ -19,7 +19,7 @@ const tipbench::fuzz::Reader& chosen_reader() {
   for (const auto& r : tipbench::fuzz::readers()) {
     if (name && name == std::string(r.name)) return r;
   }
-  std::fprintf(stderr, "set TIPBENCH_FUZZ_READER to result, baseline, gate_config or manifest\n");
+  std::fprintf(stderr, "set TIPBENCH_FUZZ_READER to result, baseline, gate_config, manifest or partial_run\n");
   std::exit(2);
 }
 

@@ -4,6 +4,7 @@
 #include "tipbench/gate/baseline_store.h"
 #include "tipbench/gate/compare.h"
 #include "tipbench/gate/gate_config.h"
+#include "tipbench/partial_run.h"
 #include "tipbench/result.h"
 
 #include <sys/stat.h>
@@ -105,6 +106,21 @@ Outcome feed_manifest(const std::string& bytes, const std::string& dir) {
   }
 }
 
+// `run --resume FILE`: the partial run file of an interrupted run (its result goes on as a result).
+Outcome feed_partial_run(const std::string& bytes, const std::string& dir) {
+  make_dir(dir + "/partial");
+  const std::string path = dir + "/partial/run.json.partial";
+  write(path, bytes);
+  try {
+    const PartialRun p = read_partial_run(path);
+    (void)to_json_document(p.result).dump();
+    (void)count_cases(p.result);
+    return Outcome::parsed;
+  } catch (const InputError&) {
+    return Outcome::rejected;
+  }
+}
+
 }  // namespace
 
 const std::vector<Reader>& readers() {
@@ -113,6 +129,7 @@ const std::vector<Reader>& readers() {
       {"baseline", "docs/examples/result-v1.json", feed_baseline},
       {"gate_config", "ci/gate-thresholds.json", feed_gate_config},
       {"manifest", nullptr, feed_manifest},
+      {"partial_run", nullptr, feed_partial_run},
   };
   return all;
 }
@@ -127,7 +144,24 @@ std::string seed_manifest(const std::string& dir) {
   return read(dir + "/" + data::kManifestName);
 }
 
+// A partial run file as `run` keeps it: the example result's first suite as the finished case
+// and the options a --quick run records.
+std::string seed_partial_run(const std::string& source_dir, const std::string& dir) {
+  PartialRun p;
+  p.out = "results/runs/x.json";
+  p.run_options = nlohmann::json::parse(R"({"suites": ["all"], "models": [], "device": "auto", "batch_size": 0,
+      "quick": true, "blocks": 0, "threshold_pct": 0, "out": "results/runs/x.json", "seed": 0,
+      "inject_slowdown_pct": 0, "data_dir": "", "loader_only": false, "corrupt_policy": "skip", "nproc": 1,
+      "oversubscribe": false, "bucket_mb": 25})");
+  p.result = read_result(source_dir + "/docs/examples/result-v1.json");
+  p.result.suites.resize(1);
+  make_dir(dir);
+  write_partial_run(p, dir + "/seed.partial");
+  return read(dir + "/seed.partial");
+}
+
 std::string seed_bytes(const Reader& reader, const std::string& source_dir, const std::string& scratch_dir) {
+  if (std::string(reader.name) == "partial_run") return seed_partial_run(source_dir, scratch_dir + "/seed_partial");
   if (reader.seed_file == nullptr) return seed_manifest(scratch_dir + "/seed_dataset");
   return read(source_dir + "/" + reader.seed_file);
 }

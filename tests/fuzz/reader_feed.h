@@ -1,5 +1,5 @@
 // Feeds bytes to each reader of a file from outside: the result reader, the baseline store, the
-// gate config and the dataset manifest. Each feed writes the bytes where its reader looks (a
+// gate config, the dataset manifest and the partial run file of `run --resume`. Each feed writes the bytes where its reader looks (a
 // directory of its own under `dir`), reads them, and uses what it read the way tipbench would
 // (serialises it again). It returns whether the input parsed or was refused with InputError;
 // any other exception escapes to the caller, which is the bug the fuzz test looks for.
@@ -15,19 +15,20 @@ namespace tipbench::fuzz {
 enum class Outcome { parsed, rejected };
 
 struct Reader {
-  const char* name;       // "result", "baseline", "gate_config", "manifest"
-  const char* seed_file;  // the real file its corpus mutates, relative to the source tree
+  const char* name;       // "result", "baseline", "gate_config", "manifest", "partial_run"
+  const char* seed_file;  // the real file its corpus mutates, relative to the source tree (or made)
   Outcome (*feed)(const std::string& bytes, const std::string& dir);
 };
 
-// The four readers. The manifest's seed file is made by the data code (seed_manifest).
+// The five readers. The manifest's seed file is made by the data code (seed_manifest), the partial
+// run file's from the example result (write_partial_run).
 const std::vector<Reader>& readers();
 
 // A real manifest.json: a small dataset made by tipbench::data::make_dataset under `dir`.
 std::string seed_manifest(const std::string& dir);
 
 // The real file a reader's corpus starts from: its seed_file under `source_dir`, or for the
-// manifest one made under `scratch_dir`.
+// manifest and the partial run file one made under `scratch_dir`.
 std::string seed_bytes(const Reader& reader, const std::string& source_dir, const std::string& scratch_dir);
 
 }  // namespace tipbench::fuzz

@@ -89,6 +89,7 @@ TEST(ReaderFuzz, ResultReaderRefusesOrParsesEveryMutation) { fuzz_reader("result
 TEST(ReaderFuzz, BaselineStoreRefusesOrParsesEveryMutation) { fuzz_reader("baseline"); }
 TEST(ReaderFuzz, GateConfigReaderRefusesOrParsesEveryMutation) { fuzz_reader("gate_config"); }
 TEST(ReaderFuzz, ManifestReaderRefusesOrParsesEveryMutation) { fuzz_reader("manifest"); }
+TEST(ReaderFuzz, PartialRunReaderRefusesOrParsesEveryMutation) { fuzz_reader("partial_run"); }
 
 TEST(ReaderFuzz, MutationsAreReproducibleFromTheSeed) {
   const std::string text = R"({"a": [1, 2.5, -3], "b": {"c": "x"}})";
