@@ -188,10 +188,19 @@ done
 # messages), the compile-time defaults that an environment variable overrides (run.sh sets them:
 # the harness's source dir for git state, the tests' TIPBENCH_BUILT_* paths), and the RPATH text
 # patchelf leaves behind unused. Anything else would be a path opened at run time: refuse it.
+# The compiler may store a short literal without its NUL, glued to the next one ("<root>' rev-parse
+# HEAD..." on a 16-character root): a path ends at the first quote, space or '<' after the prefix.
 allowed=("$root" "$build/tipbench" "$python" "$(dirname "$python")/torchrun"
          "$root/tests/models/make_reference.py" "${old_rpath[@]}")
 offending=$(for f in "$stage"/bin/* "$stage"/tests/*; do strings -n 6 "$f"; done |
-  awk -v r="$root" -v b="$build" 'index($0, r) == 1 || index($0, b) == 1' | sort -u |
+  awk -v r="$root" -v b="$build" '
+    function path_at(prefix,   rest) {
+      rest = substr($0, length(prefix) + 1)
+      sub(/['"'"'" <].*/, "", rest)
+      return prefix rest
+    }
+    index($0, b) == 1 { print path_at(b); next }
+    index($0, r) == 1 { print path_at(r) }' | sort -u |
   grep -Ev '\.(c|cc|cpp|cxx|h|hh|hpp|hxx|cu|cuh|inl)$' |
   grep -Fxv -f <(printf '%s\n' "${allowed[@]}") || true)
 [[ -z $offending ]] || die 1 "absolute build-machine paths in the binaries (make them overridable):"$'\n'"$offending"
