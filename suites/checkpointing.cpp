@@ -22,7 +22,6 @@
 #include <torch/torch.h>
 
 #include <map>
-#include <mutex>
 
 namespace tipbench::suites {
 
@@ -195,11 +194,7 @@ class Checkpointing final : public Suite {
   }
 
  private:
-  // Cached per arm: the search runs once per process (prepare_run, or the first trial).
   BatchSearch largest_batch(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm) const {
-    const std::string key = arm_name(name(), c, arm);
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = searches_.find(key); it != searches_.end()) return it->second;
     const auto& model = level(c.params, "model");
     const auto policy = CheckpointPolicy::parse(level(arm.levels, "checkpoint"));
     auto make = [&](std::int64_t b) -> std::unique_ptr<Workload> {
@@ -207,12 +202,10 @@ class Checkpointing final : public Suite {
     };
     SuiteContext defaults = context;
     defaults.batch_size = 0;
-    const std::int64_t start = batch_size_for(defaults, model);
-    return searches_[key] = search_largest_workload_batch(context.device, make, start, /*limit=*/1 << 16);
+    return searches_.find(arm_name(name(), c, arm), context.device, make, batch_size_for(defaults, model));
   }
 
-  mutable std::mutex mutex_;
-  mutable std::map<std::string, BatchSearch> searches_;
+  mutable LargestBatchSearches searches_;
 };
 
 TIPBENCH_REGISTER_SUITE(Checkpointing);

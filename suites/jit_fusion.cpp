@@ -37,9 +37,7 @@ void record_fusion(nlohmann::json& info, const std::string& prefix, const Fusion
 
 // The model's options (torchvision's ViT-Ti/S/B-16 layout and init) at this image size and depth.
 models::ViTOptions vit_options(const std::string& model, std::int64_t image_size, std::int64_t layers) {
-  models::ViTOptions o = model == "vit_ti_16" ? models::ViTOptions::ti16()
-                         : model == "vit_s_16" ? models::ViTOptions::s16()
-                                               : models::ViTOptions::b16();
+  models::ViTOptions o = models::ViTOptions::of(model);
   o.image_size = image_size;
   o.num_layers = layers;
   o.dropout = kDropout;

@@ -33,12 +33,18 @@ WarmupOutcome warm_up(Workload& workload, const c10::Device& device, const Measu
   const int window = std::max(1, s.warmup_window);
   std::vector<double> times;
   WarmupOutcome out;
+  const int fixed_steps = workload.fixed_warmup_steps();
   while (true) {
     const auto t0 = Clock::now();
     workload.step();
     detail::synchronize(device);
     times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     const int n = static_cast<int>(times.size());
+    if (fixed_steps > 0) {
+      if (n < fixed_steps) continue;
+      out.stable = true;  // as many as the workload asked for
+      break;
+    }
     if (n >= std::max(s.warmup_min_steps, 2 * window)) {
       const double last = median_of({times.end() - window, times.end()});
       const double before = median_of({times.end() - 2 * window, times.end() - window});

@@ -5,6 +5,13 @@
 #include <string>
 
 namespace tipbench::models {
+
+ViTOptions ViTOptions::of(const std::string& model) {
+  if (model == "vit_ti_16") return ti16();
+  if (model == "vit_s_16") return s16();
+  if (model == "vit_b_16") return b16();
+  throw std::invalid_argument("not a reference ViT: '" + model + "'; valid: vit_ti_16, vit_s_16, vit_b_16");
+}
 namespace {
 
 namespace nn = torch::nn;

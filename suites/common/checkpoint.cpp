@@ -1,5 +1,7 @@
 #include "checkpoint.h"
 
+#include "autocast.h"
+
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
@@ -43,28 +45,6 @@ struct RngState {
     std::lock_guard<std::mutex> lock(gen.mutex());
     gen.set_state(state);
   }
-};
-
-// Autocast flags and dtypes of this thread, for the two device types training runs on.
-struct AutocastState {
-  bool cpu_enabled = false, cuda_enabled = false;
-  at::ScalarType cpu_dtype = at::kBFloat16, cuda_dtype = at::kHalf;
-
-  static AutocastState capture() {
-    AutocastState s;
-    s.cpu_enabled = at::autocast::is_autocast_enabled(at::kCPU);
-    s.cuda_enabled = at::autocast::is_autocast_enabled(at::kCUDA);
-    s.cpu_dtype = at::autocast::get_autocast_dtype(at::kCPU);
-    s.cuda_dtype = at::autocast::get_autocast_dtype(at::kCUDA);
-    return s;
-  }
-  void apply() const {
-    at::autocast::set_autocast_enabled(at::kCPU, cpu_enabled);
-    at::autocast::set_autocast_enabled(at::kCUDA, cuda_enabled);
-    at::autocast::set_autocast_dtype(at::kCPU, cpu_dtype);
-    at::autocast::set_autocast_dtype(at::kCUDA, cuda_dtype);
-  }
-  bool any() const { return cpu_enabled || cuda_enabled; }
 };
 
 // Runs the recompute in the forward's RNG and autocast state, then puts both back.

@@ -95,4 +95,12 @@ BatchSearch search_largest_workload_batch(const c10::Device& device,
   return search;
 }
 
+BatchSearch LargestBatchSearches::find(const std::string& arm_key, const c10::Device& device,
+                                       const std::function<std::unique_ptr<Workload>(std::int64_t)>& make,
+                                       std::int64_t start) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = searches_.find(arm_key); it != searches_.end()) return it->second;
+  return searches_[arm_key] = search_largest_workload_batch(device, make, start, /*limit=*/1 << 16);
+}
+
 }  // namespace tipbench::suites

@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -49,5 +51,18 @@ BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attemp
 BatchSearch search_largest_workload_batch(const c10::Device& device,
                                           const std::function<std::unique_ptr<Workload>(std::int64_t)>& make,
                                           std::int64_t start, std::int64_t limit);
+
+// A suite's largest-batch searches, one per arm and process: prepare_run searches every arm
+// before any trial (so no trial's memory peak includes a failed attempt) and the trials reuse the
+// answer; a fresh-process trial searches again. Thread-safe.
+class LargestBatchSearches {
+ public:
+  BatchSearch find(const std::string& arm_key, const c10::Device& device,
+                   const std::function<std::unique_ptr<Workload>(std::int64_t)>& make, std::int64_t start);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, BatchSearch> searches_;
+};
 
 }  // namespace tipbench::suites

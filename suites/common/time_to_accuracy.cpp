@@ -49,6 +49,10 @@ class TimeToAccuracyWorkload final : public Workload {
 
   std::int64_t samples_per_step() const override { return steps_per_epoch_ * spec_.batch_size; }
 
+  // One untimed epoch warms the allocator and kernels (many steps); waiting for epoch times to
+  // settle would train several epochs that begin_measurement() throws away.
+  int fixed_warmup_steps() const override { return 1; }
+
   // Training starts again from fresh weights: the timed epochs are a whole run from scratch.
   void begin_measurement() override {
     restart();

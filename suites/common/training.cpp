@@ -1,8 +1,12 @@
 #include "training.h"
 
+#include "loss_scaler.h"
+
 #include <torch/torch.h>
 
 #include <array>
+#include <map>
+#include <optional>
 
 namespace tipbench::suites {
 
@@ -23,7 +27,7 @@ class TrainingWorkload final : public Workload {
       : spec_(spec),
         device_(context.device),
         image_size_(models::resolved_image_size(spec.model, spec.model_options)),
-        model_(models::make_model(spec.model, spec.model_options)) {
+        model_(spec.build_model ? spec.build_model() : models::make_model(spec.model, spec.model_options)) {
     module_ = model_.ptr();
     module_->to(device_);
     module_->train();
@@ -40,6 +44,7 @@ class TrainingWorkload final : public Workload {
     const auto classes = models::resolved_num_classes(spec.model, spec.model_options);
     labels_ = torch::randint(classes, {spec.batch_size}, options.dtype(torch::kLong));
     fixed_input_ = input_of(image_size_, image_size_);
+    if (spec.precision == Precision::fp16) scaler_.emplace(device_);
   }
 
   void step() override {
@@ -49,14 +54,33 @@ class TrainingWorkload final : public Workload {
       x = input_of(h, w);
     }
     optimizer_->zero_grad(spec_.set_to_none);
-    auto loss = torch::nn::functional::cross_entropy(model_.forward(x), labels_);
-    loss.backward();
-    optimizer_->step();
+    torch::Tensor loss;
+    {
+      AutocastScope autocast(device_.type(), spec_.precision);
+      loss = torch::nn::functional::cross_entropy(model_.forward(x), labels_);
+    }
+    if (!scaler_) {
+      loss.backward();
+      optimizer_->step();
+      return;
+    }
+    scaler_->scale(loss).backward();
+    scaler_->step(*optimizer_);
+    scaler_->update();
   }
 
   std::int64_t samples_per_step() const override { return spec_.batch_size; }
 
-  void begin_measurement() override { measuring_ = true; }
+  void begin_measurement() override {
+    measuring_ = true;
+    skipped_before_ = scaler_ ? scaler_->skipped_steps() : 0;
+  }
+
+  // fp16: the optimizer steps the loss scaler skipped (an inf or NaN gradient) while timed.
+  std::map<std::string, double> metrics() const override {
+    if (!scaler_) return {};
+    return {{"skipped_steps", static_cast<double>(scaler_->skipped_steps() - skipped_before_)}};
+  }
 
   nlohmann::json info() const override {
     return {{"model", spec_.model},
@@ -64,6 +88,7 @@ class TrainingWorkload final : public Workload {
             {"batch_size", spec_.batch_size},
             {"image_size", image_size_},
             {"channels_last", spec_.model_options.channels_last},
+            {"precision", precision_name(spec_.precision)},
             {"input_shapes", spec_.shapes == InputShapes::fixed ? "fixed" : "varying"}};
   }
 
@@ -84,8 +109,10 @@ class TrainingWorkload final : public Workload {
   std::int64_t parameters_ = 0;
   std::unique_ptr<torch::optim::SGD> optimizer_;
   torch::Tensor images_, labels_, fixed_input_;
+  std::optional<LossScaler> scaler_;  // fp16 only
   bool measuring_ = false;
   std::int64_t timed_steps_ = 0;
+  std::int64_t skipped_before_ = 0;
 };
 
 }  // namespace
@@ -109,8 +136,9 @@ std::int64_t batch_size_for(const SuiteContext& context, const std::string& mode
   return cuda ? 64 : 2;  // vit_b_16
 }
 
-Levels training_params(const SuiteContext& context, const std::string& model) {
-  return {{"model", model}, {"batch", std::to_string(batch_size_for(context, model))}};
+Levels training_params(const SuiteContext& context, const std::string& model, std::int64_t quick_cpu_batch) {
+  const bool small = quick_cpu_batch > 0 && context.quick && !context.device.is_cuda() && context.batch_size == 0;
+  return {{"model", model}, {"batch", std::to_string(small ? quick_cpu_batch : batch_size_for(context, model))}};
 }
 
 TrainingSpec training_spec(const CaseSpec& c) {

@@ -3,13 +3,16 @@
 // arm changes; everything else is the same for every arm. Example:
 //   TrainingSpec spec{.model = "resnet50", .batch_size = 64};
 //   spec.set_to_none = false;                       // the zero_grad suite's "zero" arm
+//   spec.precision = Precision::bf16;               // the amp suite's "bf16" arm
 //   auto workload = make_training_workload(context, spec);
 #pragma once
 
+#include "autocast.h"
 #include "tipbench/models/model.h"
 #include "tipbench/suite.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,6 +29,11 @@ struct TrainingSpec {
   models::ModelOptions model_options;
   bool set_to_none = true;  // optimizer.zero_grad(set_to_none): LibTorch's default is true
   InputShapes shapes = InputShapes::fixed;
+  // Forward and loss under autocast (bf16, fp16 with loss scaling); backward and step outside.
+  Precision precision = Precision::fp32;
+  // A model other than make_model(model, model_options), e.g. a ViT of other widths; `model`
+  // then names the reference it is a variant of (its image size and classes apply).
+  std::function<torch::nn::AnyModule()> build_model;
 };
 
 std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, const TrainingSpec& spec);
@@ -35,8 +43,10 @@ std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, co
 std::vector<std::string> models_to_run(const SuiteContext& context);
 // The batch size asked for, else a default per model and device.
 std::int64_t batch_size_for(const SuiteContext& context, const std::string& model);
-// Case parameters shared by the training suites: {{"model", m}, {"batch", b}}.
-Levels training_params(const SuiteContext& context, const std::string& model);
+// Case parameters shared by the training suites: {{"model", m}, {"batch", b}}. A suite whose arms
+// are slow on a CPU (16-bit float paths) passes quick_cpu_batch > 0: the batch of a --quick CPU
+// run without --batch-size, which keeps the quick suite's budget small.
+Levels training_params(const SuiteContext& context, const std::string& model, std::int64_t quick_cpu_batch = 0);
 // The spec a training case describes (its model and batch parameters); arms then change one knob.
 TrainingSpec training_spec(const CaseSpec& c);
 // "cnn" or "vit" (from models::available_models()).

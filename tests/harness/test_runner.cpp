@@ -22,13 +22,14 @@ using tipbench::CaseSpec;
 using tipbench::SuiteContext;
 using tipbench::SuiteResult;
 
-// What an arm's workload does, by arm name: "ok", "broken" (its step throws a c10::Error) or
-// "invalid" (its trials say they measured the wrong thing).
+// What an arm's workload does, by arm name: "ok", "broken" (its step throws a c10::Error),
+// "invalid" (its trials say they measured the wrong thing) or "fixed3" (asks for 3 warm-up steps).
 class ScriptedWorkload final : public tipbench::Workload {
  public:
   explicit ScriptedWorkload(std::string arm) : arm_(std::move(arm)) {}
   void step() override { TORCH_CHECK(arm_ != "broken", "the broken arm's step fails on purpose"); }
   std::int64_t samples_per_step() const override { return 4; }
+  int fixed_warmup_steps() const override { return arm_ == "fixed3" ? 3 : 0; }
   std::optional<std::string> invalid_reason() const override {
     if (arm_ == "invalid") return "skipped 5 of 8 files";
     return std::nullopt;
@@ -103,6 +104,19 @@ const ArmResult& arm_named(const CaseResult& c, const std::string& name) {
     if (a.arm == name) return a;
   }
   throw std::runtime_error("no arm " + name);
+}
+
+// An epoch-long step (time-to-accuracy) warms up with the steps it asks for, not until the step
+// times settle: more than warmup_max_steps here, and counted as a stable warm-up.
+TEST(Runner, AWorkloadCanAskForAFixedWarmUp) {
+  const ScriptedSuite suite({"ok", "fixed3"}, {"m"});
+  const RunOutcome r = run(tiny_plan(suite, 2));
+  const auto& c = r.suites.at(0).cases.at(0);
+  for (const auto& t : arm_named(c, "fixed3").trials) {
+    EXPECT_EQ(t.warmup_steps, 3);
+    EXPECT_TRUE(t.warmup_stable);
+  }
+  for (const auto& t : arm_named(c, "ok").trials) EXPECT_LE(t.warmup_steps, 2);
 }
 
 TEST(Runner, AFailedArmKeepsAOneLineReasonAndTheRunGoesOn) {

@@ -58,6 +58,10 @@ class Workload {
   // Called once between the untimed warm-up and the timed steps (e.g. to switch from a warm-up
   // input shape to the measured shape schedule).
   virtual void begin_measurement() {}
+  // A workload whose step is not a steady state (an epoch of a run that restarts at
+  // begin_measurement) warms up with exactly this many steps instead of waiting for step times
+  // to settle; 0: the harness's warm-up (MeasureSettings).
+  virtual int fixed_warmup_steps() const { return 0; }
   // Static facts recorded with the arm (parameter count, input shape, ...).
   virtual nlohmann::json info() const { return nlohmann::json::object(); }
   // What the workload measured itself over the timed steps (since begin_measurement), units in

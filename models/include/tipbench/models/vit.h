@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tipbench::models {
@@ -26,6 +27,8 @@ struct ViTOptions {
   static ViTOptions ti16() { return {224, 16, 12, 3, 192, 768}; }
   static ViTOptions s16() { return {224, 16, 12, 6, 384, 1536}; }
   static ViTOptions b16() { return {224, 16, 12, 12, 768, 3072}; }
+  // ti16/s16/b16 by model name ("vit_ti_16", ...); std::invalid_argument for any other name.
+  static ViTOptions of(const std::string& model);
 };
 
 // Multi-head self-attention with nn.MultiheadAttention's parameter names (in_proj_weight,

@@ -1,0 +1,134 @@
+// Tip: automatic mixed precision. Under autocast, matmuls and convolutions run in a 16-bit float
+// (Tensor Cores on a GPU) while reductions and the weights stay fp32; activations take half the
+// memory, so a larger batch fits. bfloat16 has fp32's exponent range; float16 does not, so its
+// gradients need dynamic loss scaling (common/loss_scaler.h, PyTorch's GradScaler).
+// Two experiments per model:
+//   batch:<b>       every arm at the same batch: throughput, peak memory, steps the scaler skipped
+//   batch:largest   CUDA only: each arm at the largest batch that fits (out-of-memory search
+//                   before the run), so "2x larger batch" is measured, not assumed
+// Baseline: fp32 (PyTorch's default). Treatments: bf16 autocast; fp16 autocast + loss scaling.
+#include "common/autocast.h"
+#include "common/device_memory.h"
+#include "common/scoped_workload.h"
+#include "common/training.h"
+#include "tipbench/registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace tipbench::suites {
+
+namespace {
+
+constexpr const char* kLargest = "largest";
+// --quick on a CPU: 16-bit autocast steps of small_cnn take ~20x fp32's there (415 vs 22 ms at
+// batch 32, measured on 2 EPYC cores), so the quick batch is 4.
+constexpr std::int64_t kQuickCpuBatch = 4;
+
+std::vector<ArmSpec> precision_arms() {
+  std::vector<ArmSpec> arms;
+  for (Precision p : {Precision::fp32, Precision::bf16, Precision::fp16}) {
+    arms.push_back({precision_name(p), {{"precision", precision_name(p)}}});
+  }
+  return arms;
+}
+
+TrainingSpec spec_at(const std::string& model, std::int64_t batch, const ArmSpec& arm) {
+  TrainingSpec spec{.model = model, .batch_size = batch};
+  spec.precision = parse_precision(level(arm.levels, "precision"));
+  return spec;
+}
+
+}  // namespace
+
+class Amp final : public Suite {
+ public:
+  std::string name() const override { return "amp"; }
+  std::string description() const override {
+    return "precision of the training step: fp32 (default) vs bf16 autocast vs fp16 autocast with loss "
+           "scaling; throughput, memory, skipped steps and the largest batch that fits";
+  }
+
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      out.push_back({training_params(context, model, kQuickCpuBatch), precision_arms()});
+      out.push_back({{{"model", model}, {"batch", kLargest}}, precision_arms()});
+    }
+    return out;
+  }
+
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
+                                         const ArmSpec& arm) const override {
+    if (auto why = precision_unsupported_reason(context.device, parse_precision(level(arm.levels, "precision")))) {
+      return why;
+    }
+    if (level(c.params, "batch") == kLargest && !context.device.is_cuda()) {
+      return "the largest-batch search needs a CUDA device: it grows the batch until the caching allocator "
+             "raises out-of-memory, and a CPU run has no such error to catch; this run is on " +
+             context.device.str();
+    }
+    return std::nullopt;
+  }
+
+  void prepare_run(const SuiteContext& context) const override {
+    if (!context.device.is_cuda()) return;
+    for (const auto& c : cases(context)) {
+      if (level(c.params, "batch") != kLargest) continue;
+      for (const auto& arm : c.arms) {
+        if (!skip_reason(context, c, arm)) largest_batch(context, c, arm);
+      }
+    }
+  }
+
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const override {
+    const auto& model = level(c.params, "model");
+    if (level(c.params, "batch") != kLargest) {
+      return make_training_workload(context, spec_at(model, std::stoll(level(c.params, "batch")), arm));
+    }
+    const BatchSearch search = largest_batch(context, c, arm);
+    if (search.largest == 0) throw std::runtime_error(fmt::format("{} in {}: not even batch 1 fits", model, arm.name));
+    return with_info(make_training_workload(context, spec_at(model, search.largest, arm)),
+                     {{"largest_batch_search", search}});
+  }
+
+  std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {
+    std::vector<std::string> out;
+    for (const auto& c : result.cases) {
+      std::vector<std::string> skipped, largest;
+      for (const auto& arm : c.arms) {
+        if (arm.status != ArmStatus::ok) continue;
+        if (auto it = arm.metrics.find("skipped_steps"); it != arm.metrics.end()) {
+          skipped.push_back(fmt::format("{} {:.0f}", arm.arm, it->second.median));
+        }
+        if (arm.info.contains("largest_batch_search")) {
+          largest.push_back(fmt::format("{} {}", arm.arm, arm.info["largest_batch_search"].value("largest", 0)));
+        }
+      }
+      if (!skipped.empty()) {
+        out.push_back(fmt::format("{}: optimizer steps the loss scaler skipped per trial (median): {}", c.name,
+                                  fmt::join(skipped, ", ")));
+      }
+      if (!largest.empty()) {
+        out.push_back(fmt::format("{}: largest batch that fits: {}", c.name, fmt::join(largest, ", ")));
+      }
+    }
+    return out;
+  }
+
+ private:
+  BatchSearch largest_batch(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm) const {
+    const auto& model = level(c.params, "model");
+    auto make = [&](std::int64_t b) { return make_training_workload(context, spec_at(model, b, arm)); };
+    SuiteContext defaults = context;
+    defaults.batch_size = 0;
+    return searches_.find(arm_name(name(), c, arm), context.device, make, batch_size_for(defaults, model));
+  }
+
+  mutable LargestBatchSearches searches_;
+};
+
+TIPBENCH_REGISTER_SUITE(Amp);
+
+}  // namespace tipbench::suites

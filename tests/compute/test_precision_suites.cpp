@@ -1,0 +1,149 @@
+// What amp, channels_last, tf32 and alignment plan on a CPU (cases, arms, skips with reasons),
+// the arm each builds (precision, layout, widths, batch), and the alignment note's fair ratio.
+#include "tipbench/registry.h"
+#include "tipbench/summary.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using tipbench::ArmResult;
+using tipbench::CaseSpec;
+using tipbench::SuiteContext;
+
+SuiteContext cpu_quick() {
+  SuiteContext c;
+  c.quick = true;
+  return c;
+}
+
+const tipbench::Suite& suite(const std::string& name) {
+  const auto* s = tipbench::find_suite(name);
+  if (!s) throw std::runtime_error("suite not registered: " + name);
+  return *s;
+}
+
+std::vector<std::string> arm_names(const CaseSpec& c) {
+  std::vector<std::string> out;
+  for (const auto& a : c.arms) out.push_back(a.name);
+  return out;
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(AmpSuite, CpuPlanRunsBf16AndExplainsWhatItSkips) {
+  const auto& s = suite("amp");
+  const auto context = cpu_quick();
+  const auto cases = s.cases(context);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(tipbench::case_name("amp", cases[0]), "amp/model:small_cnn/batch:4");
+  EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"fp32", "bf16", "fp16"}));
+  EXPECT_FALSE(s.skip_reason(context, cases[0], cases[0].arms[0]));
+  EXPECT_FALSE(s.skip_reason(context, cases[0], cases[0].arms[1]));
+  // fp16 on the CPU: runs if this LibTorch's CPU kernels take it, else the reason says fp16.
+  if (auto why = s.skip_reason(context, cases[0], cases[0].arms[2])) EXPECT_TRUE(contains(*why, "fp16")) << *why;
+  EXPECT_EQ(tipbench::level(cases[1].params, "batch"), "largest");
+  const auto why = s.skip_reason(context, cases[1], cases[1].arms[0]);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "CUDA")) << *why;
+}
+
+TEST(AmpSuite, Bf16ArmTrainsUnderAutocastAndRecordsIt) {
+  const auto& s = suite("amp");
+  const auto context = cpu_quick();
+  const auto c = s.cases(context)[0];
+  auto workload = s.prepare(context, c, c.arms[1]);
+  workload->step();
+  EXPECT_EQ(workload->info().at("precision"), "bf16");
+  EXPECT_TRUE(workload->metrics().empty());  // no loss scaler: nothing skipped to count
+}
+
+TEST(ChannelsLastSuite, CnnsInTwoPrecisionsViTsSkippedWithTheReason) {
+  const auto& s = suite("channels_last");
+  auto context = cpu_quick();
+  context.models = {"small_cnn", "vit_ti_16"};
+  const auto cases = s.cases(context);
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(tipbench::case_name("channels_last", cases[1]), "channels_last/model:small_cnn/batch:4/precision:bf16");
+  EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"nchw", "nhwc"}));
+  EXPECT_FALSE(s.skip_reason(context, cases[0], cases[0].arms[1]));
+  const auto why = s.skip_reason(context, cases[2], cases[2].arms[0]);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "patch projection")) << *why;
+  auto workload = s.prepare(context, cases[0], cases[0].arms[1]);
+  EXPECT_EQ(workload->info().at("channels_last"), true);
+}
+
+TEST(Tf32Suite, SkippedOffCudaWithTheReason) {
+  const auto& s = suite("tf32");
+  const auto context = cpu_quick();
+  const auto cases = s.cases(context);
+  ASSERT_FALSE(cases.empty());
+  EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"ieee", "tf32"}));
+  const auto why = s.skip_reason(context, cases[0], cases[0].arms[1]);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "cpu")) << *why;
+}
+
+TEST(AlignmentSuite, CpuPlanComparesWidthsAndBatchOneOffTheMultipleOfEight) {
+  const auto& s = suite("alignment");
+  const auto context = cpu_quick();
+  const auto cases = s.cases(context);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(tipbench::case_name("alignment", cases[0]), "alignment/model:small_cnn/size:batch");
+  EXPECT_EQ(tipbench::join_levels(cases[0].arms[0].levels), "batch:32");
+  EXPECT_EQ(tipbench::join_levels(cases[0].arms[1].levels), "batch:31");
+  EXPECT_EQ(tipbench::case_name("alignment", cases[1]), "alignment/model:vit_ti_16/batch:8/image:32/layers:2/size:widths");
+  const auto aligned = s.prepare(context, cases[1], cases[1].arms[0])->info();
+  const auto unaligned = s.prepare(context, cases[1], cases[1].arms[1])->info();
+  EXPECT_EQ(aligned.at("hidden_dim"), 192);
+  EXPECT_EQ(aligned.at("mlp_dim"), 768);
+  EXPECT_EQ(unaligned.at("hidden_dim"), 189);  // 3 heads x 63
+  EXPECT_EQ(unaligned.at("mlp_dim"), 755);
+  EXPECT_EQ(unaligned.at("head_dim"), 63);
+  const double ratio = unaligned.at("parameters").get<double>() / aligned.at("parameters").get<double>();
+  EXPECT_GT(ratio, 0.95);  // a few percent smaller, so the note normalises by parameters
+  EXPECT_LT(ratio, 1.0);
+}
+
+TEST(AlignmentSuite, BatchOneHasNoSmallerBatch) {
+  const auto& s = suite("alignment");
+  auto context = cpu_quick();
+  context.batch_size = 1;
+  const auto c = s.cases(context)[0];
+  EXPECT_FALSE(s.skip_reason(context, c, c.arms[0]));
+  const auto why = s.skip_reason(context, c, c.arms[1]);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "--batch 2")) << *why;
+}
+
+ArmResult widths_arm(const std::string& name, double throughput, double parameters) {
+  ArmResult a;
+  a.arm = name;
+  a.info = {{"parameters", parameters}, {"hidden_dim", 1}, {"mlp_dim", 1}};
+  for (int b = 0; b < 3; ++b) {
+    tipbench::Trial t;
+    t.block = b;
+    t.throughput_samples_per_s = throughput;
+    a.trials.push_back(t);
+  }
+  tipbench::summarize_arm(a);
+  return a;
+}
+
+TEST(AlignmentSuite, NoteComparesThroughputTimesParameters) {
+  tipbench::SuiteResult r;
+  tipbench::CaseResult c;
+  c.name = "alignment/model:vit_ti_16/size:widths";
+  c.params = {{"model", "vit_ti_16"}, {"size", "widths"}};
+  // Unaligned: 3% fewer parameters and 3% more samples/s: the same work rate.
+  c.arms = {widths_arm("aligned", 100, 1000), widths_arm("unaligned", 103, 970)};
+  r.cases.push_back(c);
+  const auto notes = suite("alignment").notes(r, tipbench::MeasureSettings{});
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(contains(notes[0], "x1.00")) << notes[0];
+}
+
+}  // namespace
