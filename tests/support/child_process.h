@@ -40,16 +40,20 @@ inline std::vector<std::string> child_environment(const std::map<std::string, st
   return env;
 }
 
+// posix_spawn's argv/envp: pointers into `strings` (which must outlive them), NULL-terminated.
+inline std::vector<char*> c_string_array(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
 // An empty path discards that stream.
 inline ChildOutcome run_child(std::vector<std::string> args, const std::filesystem::path& out_path,
                               const std::filesystem::path& err_path,
                               const std::map<std::string, std::string>& extra_env = {}) {
   std::vector<std::string> env = child_environment(extra_env);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<char*> argv = c_string_array(args), envp = c_string_array(env);
 
   const std::string out = out_path.empty() ? "/dev/null" : out_path.string();
   const std::string err = err_path.empty() ? "/dev/null" : err_path.string();

@@ -34,11 +34,7 @@ class RunningChild {
                const std::map<std::string, std::string>& extra_env = {})
       : out_(log_dir / "stdout.txt"), err_(log_dir / "stderr.txt") {
     std::vector<std::string> env = child_environment(extra_env);
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
+    std::vector<char*> argv = c_string_array(args), envp = c_string_array(env);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
