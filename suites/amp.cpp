@@ -63,11 +63,7 @@ class Amp final : public Suite {
     if (auto why = precision_unsupported_reason(context.device, parse_precision(level(arm.levels, "precision")))) {
       return why;
     }
-    if (level(c.params, "batch") == kLargest && !context.device.is_cuda()) {
-      return "the largest-batch search needs a CUDA device: it grows the batch until the caching allocator "
-             "raises out-of-memory, and a CPU run has no such error to catch; this run is on " +
-             context.device.str();
-    }
+    if (level(c.params, "batch") == kLargest) return largest_batch_search_unavailable(context.device);
     return std::nullopt;
   }
 

@@ -134,11 +134,7 @@ class Checkpointing final : public Suite {
 
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {
-    if (level(c.params, "batch") == kLargest && !context.device.is_cuda()) {
-      return "the largest-batch search needs a CUDA device: it grows the batch until the caching allocator "
-             "raises out-of-memory, and a CPU run has no such error to catch (it swaps or is killed); this run "
-             "is on " + context.device.str();
-    }
+    if (level(c.params, "batch") == kLargest) return largest_batch_search_unavailable(context.device);
     return std::nullopt;
   }
 

@@ -43,9 +43,9 @@ void AutocastState::apply() const {
   at::autocast::set_autocast_dtype(at::kCUDA, cuda_dtype);
 }
 
-AutocastScope::AutocastScope(c10::DeviceType device_type, Precision precision)
-    : before_(AutocastState::capture()) {
-  if (precision == Precision::fp32) return;
+AutocastScope::AutocastScope(c10::DeviceType device_type, Precision precision) {
+  if (precision == Precision::fp32) return;  // nothing to do inside every fp32 training step
+  before_ = AutocastState::capture();
   at::autocast::set_autocast_dtype(device_type, precision == Precision::bf16 ? at::kBFloat16 : at::kHalf);
   at::autocast::set_autocast_enabled(device_type, true);
   at::autocast::increment_nesting();
@@ -53,7 +53,8 @@ AutocastScope::AutocastScope(c10::DeviceType device_type, Precision precision)
 }
 
 AutocastScope::~AutocastScope() {
-  if (entered_ && at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  if (!entered_) return;
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
   before_.apply();
 }
 

@@ -95,6 +95,13 @@ BatchSearch search_largest_workload_batch(const c10::Device& device,
   return search;
 }
 
+std::optional<std::string> largest_batch_search_unavailable(const c10::Device& device) {
+  if (device.is_cuda()) return std::nullopt;
+  return "the largest-batch search needs a CUDA device: it grows the batch until the caching allocator "
+         "raises out-of-memory, and a CPU run has no such error to catch (it swaps or is killed); this run "
+         "is on " + device.str();
+}
+
 BatchSearch LargestBatchSearches::find(const std::string& arm_key, const c10::Device& device,
                                        const std::function<std::unique_ptr<Workload>(std::int64_t)>& make,
                                        std::int64_t start) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attemp
 BatchSearch search_largest_workload_batch(const c10::Device& device,
                                           const std::function<std::unique_ptr<Workload>(std::int64_t)>& make,
                                           std::int64_t start, std::int64_t limit);
+
+// Why the largest-batch search cannot run on `device` (anything but CUDA); nullopt when it can.
+std::optional<std::string> largest_batch_search_unavailable(const c10::Device& device);
 
 // A suite's largest-batch searches, one per arm and process: prepare_run searches every arm
 // before any trial (so no trial's memory peak includes a failed attempt) and the trials reuse the
