@@ -20,6 +20,7 @@ class ScopedWorkload final : public Workload {
   void step() override { inner_->step(); }
   std::int64_t samples_per_step() const override { return inner_->samples_per_step(); }
   void begin_measurement() override { inner_->begin_measurement(); }
+  int fixed_warmup_steps() const override { return inner_->fixed_warmup_steps(); }
   nlohmann::json info() const override {
     nlohmann::json j = inner_->info();
     j.update(extra_info_);
