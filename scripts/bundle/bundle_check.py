@@ -39,6 +39,7 @@ def facts(doc):
     """Short statements of what the CUDA-specific paths did, per suite present."""
     out = []
     fusion, largest, h2d = {}, {}, []
+    graphs = [a for s, _, a in arms(doc) if s == "cuda_graphs" and a.get("arm") == "graph"]
     for suite, case, arm in arms(doc):
         if arm.get("status") != "ok":
             continue
@@ -59,6 +60,9 @@ def facts(doc):
         out.append("largest batch " + ", ".join(f"{k}={v}" for k, v in sorted(largest.items())))
     if h2d:
         out.append(f"h2d copy {min(h2d):.3g}-{max(h2d):.3g} ms")
+    if graphs:
+        ok = sum(a.get("status") == "ok" and a.get("info", {}).get("cuda_graph") is True for a in graphs)
+        out.append(f"cuda graph arms captured and replayed {ok}/{len(graphs)}")
     suites = {s for s, _, _ in arms(doc)}
     if "data_parallel" in suites:
         # c10d's backend follows the device: NCCL on GPUs, Gloo on CPUs.

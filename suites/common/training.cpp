@@ -1,5 +1,6 @@
 #include "training.h"
 
+#include "captured_step.h"
 #include "loss_scaler.h"
 
 #include <torch/torch.h>
@@ -7,6 +8,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 namespace tipbench::suites {
 
@@ -21,6 +23,17 @@ std::pair<std::int64_t, std::int64_t> varying_shape(std::int64_t base, std::int6
   return {size(i % kSizes), size((i / kSizes) % kSizes)};
 }
 
+// What the CUDA-graph variant of the step cannot capture: per-step host work, synchronisation.
+void check_capturable(const TrainingSpec& spec) {
+  auto refuse = [](const std::string& what) {
+    throw std::invalid_argument("a training step captured as a CUDA graph cannot " + what);
+  };
+  if (spec.shapes != InputShapes::fixed) refuse("change its input shape");
+  if (spec.step_tensors != StepTensors::staged) refuse("make new tensors every step");
+  if (spec.loss_read_every) refuse("keep the loss (read it from the static loss tensor instead)");
+  if (spec.precision == Precision::fp16) refuse("use the fp16 loss scaler (it synchronizes to skip steps)");
+}
+
 class TrainingWorkload final : public Workload {
  public:
   TrainingWorkload(const SuiteContext& context, const TrainingSpec& spec)
@@ -33,40 +46,54 @@ class TrainingWorkload final : public Workload {
     module_->train();
     parameters_ = models::count_parameters(*module_);
     // The optimizer is built after the model is final (device, memory format).
-    optimizer_ = std::make_unique<torch::optim::SGD>(
-        module_->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    optimizer_ = make_optimizer(spec.optimizer, module_->parameters());
+    if (spec.micro_batches < 1 || spec.batch_size % spec.micro_batches != 0) {
+      throw std::invalid_argument("batch " + std::to_string(spec.batch_size) + " does not split into " +
+                                  std::to_string(spec.micro_batches) + " equal micro-batches");
+    }
     const auto options = torch::TensorOptions().device(device_);
     // Staged once at the largest size the schedule uses; every step's input is cut from it.
     const std::int64_t side = spec.shapes == InputShapes::varying
                                   ? image_size_ + 8 * std::max<std::int64_t>(1, image_size_ / 28)
                                   : image_size_;
     images_ = torch::randn({spec.batch_size, 3, side, side}, options);
-    const auto classes = models::resolved_num_classes(spec.model, spec.model_options);
-    labels_ = torch::randint(classes, {spec.batch_size}, options.dtype(torch::kLong));
+    classes_ = models::resolved_num_classes(spec.model, spec.model_options);
+    labels_ = torch::randint(classes_, {spec.batch_size}, options.dtype(torch::kLong));
     fixed_input_ = input_of(image_size_, image_size_);
     if (spec.precision == Precision::fp16) scaler_.emplace(device_);
+    if (spec.loss_read_every) running_loss_ = torch::zeros({}, options);
+    if (spec.cuda_graph) {
+      check_capturable(spec);
+      graph_.emplace(device_, [this] { eager_step(fixed_input_, labels_); }, 3,
+                     [this] { optimizer_->zero_grad(/*set_to_none=*/true); });
+    }
   }
 
   void step() override {
+    if (graph_) {
+      graph_->replay();
+      return;
+    }
     torch::Tensor x = fixed_input_;
     if (measuring_ && spec_.shapes == InputShapes::varying) {
       const auto [h, w] = varying_shape(image_size_, timed_steps_++);
       x = input_of(h, w);
     }
-    optimizer_->zero_grad(spec_.set_to_none);
-    torch::Tensor loss;
-    {
-      AutocastScope autocast(device_.type(), spec_.precision);
-      loss = torch::nn::functional::cross_entropy(model_.forward(x), labels_);
+    torch::Tensor labels = labels_;
+    if (spec_.step_tensors != StepTensors::staged) {
+      const bool on_host = spec_.step_tensors == StepTensors::host;
+      const auto made_on = torch::TensorOptions().device(on_host ? c10::Device(c10::kCPU) : device_);
+      labels = torch::randint(classes_, {spec_.batch_size}, made_on.dtype(torch::kLong)).to(device_);
+      x = x + 0.01 * torch::randn(x.sizes(), made_on).to(device_);
     }
-    if (!scaler_) {
-      loss.backward();
-      optimizer_->step();
-      return;
+    const torch::Tensor loss = eager_step(x, labels);
+    if (spec_.loss_read_every) {
+      running_loss_ += loss;
+      if (*spec_.loss_read_every > 0 && ++steps_since_read_ == *spec_.loss_read_every) {
+        last_read_loss_ = running_loss_.item<double>();  // the host waits for the device here
+        steps_since_read_ = 0;
+      }
     }
-    scaler_->scale(loss).backward();
-    scaler_->step(*optimizer_);
-    scaler_->update();
   }
 
   std::int64_t samples_per_step() const override { return spec_.batch_size; }
@@ -83,13 +110,23 @@ class TrainingWorkload final : public Workload {
   }
 
   nlohmann::json info() const override {
-    return {{"model", spec_.model},
+    nlohmann::json out = {{"model", spec_.model},
             {"parameters", parameters_},
             {"batch_size", spec_.batch_size},
             {"image_size", image_size_},
             {"channels_last", spec_.model_options.channels_last},
             {"precision", precision_name(spec_.precision)},
             {"input_shapes", spec_.shapes == InputShapes::fixed ? "fixed" : "varying"}};
+    // The step-loop knobs, recorded where an arm sets them (older results keep their shape).
+    if (spec_.optimizer.kind != OptimizerKind::sgd || spec_.optimizer.impl != OptimizerImpl::loop) {
+      out["optimizer"] = optimizer_kind_name(spec_.optimizer.kind);
+      out["optimizer_impl"] = optimizer_impl_name(spec_.optimizer.impl);
+    }
+    if (spec_.micro_batches > 1) out["micro_batches"] = spec_.micro_batches;
+    if (spec_.loss_read_every) out["loss_read_every"] = *spec_.loss_read_every;
+    if (spec_.step_tensors != StepTensors::staged) out["step_tensors"] = step_tensors_name(spec_.step_tensors);
+    if (graph_) out["cuda_graph"] = true;
+    return out;
   }
 
  private:
@@ -101,15 +138,46 @@ class TrainingWorkload final : public Workload {
                                              : x.contiguous();
   }
 
+  // Zero the gradients, forward and backward each micro-batch, step the optimizer. Returns the
+  // step's loss (the micro-batches' mean), detached.
+  torch::Tensor eager_step(const torch::Tensor& x, const torch::Tensor& labels) {
+    optimizer_->zero_grad(spec_.set_to_none);
+    const std::int64_t k = spec_.micro_batches, micro = spec_.batch_size / k;
+    torch::Tensor total;
+    for (std::int64_t i = 0; i < k; ++i) {
+      torch::Tensor loss;
+      {
+        AutocastScope autocast(device_.type(), spec_.precision);
+        auto out = model_.forward(k == 1 ? x : x.narrow(0, i * micro, micro));
+        loss = torch::nn::functional::cross_entropy(out, k == 1 ? labels : labels.narrow(0, i * micro, micro));
+      }
+      if (k > 1) loss = loss / static_cast<double>(k);
+      (scaler_ ? scaler_->scale(loss) : loss).backward();
+      total = i == 0 ? loss.detach() : total + loss.detach();
+    }
+    if (!scaler_) {
+      optimizer_->step();
+      return total;
+    }
+    scaler_->step(*optimizer_);
+    scaler_->update();
+    return total;
+  }
+
   TrainingSpec spec_;
   c10::Device device_;
   std::int64_t image_size_;
   torch::nn::AnyModule model_;
   std::shared_ptr<torch::nn::Module> module_;
   std::int64_t parameters_ = 0;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::int64_t classes_ = 0;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
   torch::Tensor images_, labels_, fixed_input_;
   std::optional<LossScaler> scaler_;  // fp16 only
+  std::optional<CapturedStep> graph_;  // cuda_graph only
+  torch::Tensor running_loss_;         // loss_read_every only
+  std::int64_t steps_since_read_ = 0;
+  double last_read_loss_ = 0;
   bool measuring_ = false;
   std::int64_t timed_steps_ = 0;
   std::int64_t skipped_before_ = 0;
@@ -119,6 +187,15 @@ class TrainingWorkload final : public Workload {
 
 std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, const TrainingSpec& spec) {
   return std::make_unique<TrainingWorkload>(context, spec);
+}
+
+const char* step_tensors_name(StepTensors where) {
+  switch (where) {
+    case StepTensors::staged: return "staged";
+    case StepTensors::host: return "host";
+    case StepTensors::device: return "device";
+  }
+  return "?";
 }
 
 std::vector<std::string> models_to_run(const SuiteContext& context) {
@@ -139,6 +216,15 @@ std::int64_t batch_size_for(const SuiteContext& context, const std::string& mode
 Levels training_params(const SuiteContext& context, const std::string& model, std::int64_t quick_cpu_batch) {
   const bool small = quick_cpu_batch > 0 && context.quick && !context.device.is_cuda() && context.batch_size == 0;
   return {{"model", model}, {"batch", std::to_string(small ? quick_cpu_batch : batch_size_for(context, model))}};
+}
+
+std::vector<Levels> step_loop_params(const SuiteContext& context, const std::string& model) {
+  constexpr std::int64_t kLaunchBoundBatch = 8;
+  std::vector<Levels> out{training_params(context, model)};
+  if (context.device.is_cuda() && context.batch_size == 0 && batch_size_for(context, model) > kLaunchBoundBatch) {
+    out.push_back({{"model", model}, {"batch", std::to_string(kLaunchBoundBatch)}});
+  }
+  return out;
 }
 
 TrainingSpec training_spec(const CaseSpec& c) {

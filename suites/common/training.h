@@ -8,12 +8,14 @@
 #pragma once
 
 #include "autocast.h"
+#include "optimizers.h"
 #include "tipbench/models/model.h"
 #include "tipbench/suite.h"
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tipbench::suites {
@@ -21,6 +23,14 @@ namespace tipbench::suites {
 enum class InputShapes {
   fixed,    // every step the same (batch, 3, size, size)
   varying,  // warm-up at the fixed shape, then a shape not seen before at every timed step
+};
+
+// Where the tensors a step needs besides the input batch (its labels, noise added to the input)
+// come from.
+enum class StepTensors {
+  staged,  // made once before timing, reused by every step (every suite but device_creation)
+  host,    // made on the host every step, then copied to the device: torch.randn(...).cuda()
+  device,  // made on the device every step: torch.randn(..., device=device)
 };
 
 struct TrainingSpec {
@@ -34,9 +44,22 @@ struct TrainingSpec {
   // A model other than make_model(model, model_options), e.g. a ViT of other widths; `model`
   // then names the reference it is a variant of (its image size and classes apply).
   std::function<torch::nn::AnyModule()> build_model;
+  // The optimizer and its implementation (the optimizer suite); SGD with momentum by default.
+  OptimizerChoice optimizer;
+  // Gradient accumulation: the batch split into this many equal micro-batches, a forward and a
+  // backward each (loss divided by their number), then one optimizer step.
+  std::int64_t micro_batches = 1;
+  // The sync suite: the loss is added to a running sum on the device every step and read on the
+  // host with .item() every loss_read_every steps (0: never); nullopt: the loss is not kept.
+  std::optional<std::int64_t> loss_read_every;
+  StepTensors step_tensors = StepTensors::staged;
+  // The cuda_graphs suite: the whole step captured once as a CUDA graph and replayed (fixed
+  // shapes, staged step tensors, fp32 or bf16, loss not read; anything else is invalid_argument).
+  bool cuda_graph = false;
 };
 
 std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, const TrainingSpec& spec);
+const char* step_tensors_name(StepTensors where);  // "staged", "host", "device"
 
 // The models a suite runs: the ones asked for, else the default for the device
 // (small_cnn on CPU; resnet18 for --quick and resnet50 otherwise on CUDA).
@@ -47,6 +70,10 @@ std::int64_t batch_size_for(const SuiteContext& context, const std::string& mode
 // are slow on a CPU (16-bit float paths) passes quick_cpu_batch > 0: the batch of a --quick CPU
 // run without --batch-size, which keeps the quick suite's budget small.
 Levels training_params(const SuiteContext& context, const std::string& model, std::int64_t quick_cpu_batch = 0);
+// The cases of a step-loop tip (sync, cuda_graphs): the training_params case and, on CUDA without
+// --batch-size, also batch 8, where a step's kernels are shorter than the host needs to launch
+// them (launch-bound), so host-side overheads show.
+std::vector<Levels> step_loop_params(const SuiteContext& context, const std::string& model);
 // The spec a training case describes (its model and batch parameters); arms then change one knob.
 TrainingSpec training_spec(const CaseSpec& c);
 // "cnn" or "vit" (from models::available_models()).

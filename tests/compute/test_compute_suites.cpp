@@ -1,6 +1,7 @@
 // What jit_fusion, checkpointing and batch_size plan on a CPU (cases, arms, skips with reasons),
 // and the conclusions their notes draw from a result: where throughput stops growing, seeds and
 // epochs to the target accuracy.
+#include "suite_plan.h"
 #include "tipbench/registry.h"
 #include "tipbench/summary.h"
 
@@ -10,56 +11,39 @@
 
 namespace {
 
+using tipbench::testing::arm_names;
+using tipbench::testing::contains;
+using tipbench::testing::cpu_context;
+using tipbench::testing::suite_named;
 using tipbench::ArmResult;
 using tipbench::ArmStatus;
 using tipbench::CaseResult;
 using tipbench::CaseSpec;
-using tipbench::SuiteContext;
-
-SuiteContext cpu(bool quick) {
-  SuiteContext c;
-  c.quick = quick;
-  return c;
-}
-
-std::vector<std::string> arm_names(const CaseSpec& c) {
-  std::vector<std::string> out;
-  for (const auto& a : c.arms) out.push_back(a.name);
-  return out;
-}
-
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
-
-const tipbench::Suite& suite(const std::string& name) {
-  const auto* s = tipbench::find_suite(name);
-  if (!s) throw std::runtime_error("suite not registered: " + name);
-  return *s;
-}
 
 TEST(JitFusionSuite, QuickCpuPlan) {
-  const auto& s = suite("jit_fusion");
-  const auto cases = s.cases(cpu(true));
+  const auto& s = suite_named("jit_fusion");
+  const auto cases = s.cases(cpu_context(true));
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(tipbench::case_name("jit_fusion", cases[0]), "jit_fusion/block:bias_gelu/shape:256x3072");
   EXPECT_EQ(tipbench::case_name("jit_fusion", cases[1]),
             "jit_fusion/block:vit_mlp/model:vit_ti_16/batch:8/image:32/layers:2");
   for (const auto& c : cases) {
     EXPECT_EQ(arm_names(c), (std::vector<std::string>{"eager", "torchscript", "native"}));
-    EXPECT_FALSE(s.skip_reason(cpu(true), c, c.arms[0]));
+    EXPECT_FALSE(s.skip_reason(cpu_context(true), c, c.arms[0]));
   }
-  const auto full = s.cases(cpu(false));
+  const auto full = s.cases(cpu_context(false));
   EXPECT_EQ(full.size(), 5u);  // four pointwise blocks and the ViT MLP
   const auto& bdr = full[2];
   ASSERT_EQ(tipbench::level(bdr.params, "block"), "bias_dropout_residual");
-  const auto why = s.skip_reason(cpu(false), bdr, bdr.arms[2]);
+  const auto why = s.skip_reason(cpu_context(false), bdr, bdr.arms[2]);
   ASSERT_TRUE(why);
   EXPECT_TRUE(contains(*why, "no fused")) << *why;
 }
 
 TEST(JitFusionSuite, MacroCaseNeedsAViT) {
-  auto context = cpu(true);
+  auto context = cpu_context(true);
   context.models = {"resnet18"};
-  const auto& s = suite("jit_fusion");
+  const auto& s = suite_named("jit_fusion");
   const auto cases = s.cases(context);
   const auto& macro = cases.back();
   const auto why = s.skip_reason(context, macro, macro.arms[0]);
@@ -68,32 +52,32 @@ TEST(JitFusionSuite, MacroCaseNeedsAViT) {
 }
 
 TEST(CheckpointingSuite, CpuPlanSkipsTheLargestBatchSearchWithTheReason) {
-  const auto& s = suite("checkpointing");
-  const auto quick = s.cases(cpu(true));
+  const auto& s = suite_named("checkpointing");
+  const auto quick = s.cases(cpu_context(true));
   ASSERT_EQ(quick.size(), 2u);
   EXPECT_EQ(arm_names(quick[0]), (std::vector<std::string>{"off", "per_stage"}));
-  EXPECT_EQ(arm_names(s.cases(cpu(false))[0]), (std::vector<std::string>{"off", "per_stage", "every_2"}));
-  EXPECT_FALSE(s.skip_reason(cpu(true), quick[0], quick[0].arms[1]));
-  const auto why = s.skip_reason(cpu(true), quick[1], quick[1].arms[0]);
+  EXPECT_EQ(arm_names(s.cases(cpu_context(false))[0]), (std::vector<std::string>{"off", "per_stage", "every_2"}));
+  EXPECT_FALSE(s.skip_reason(cpu_context(true), quick[0], quick[0].arms[1]));
+  const auto why = s.skip_reason(cpu_context(true), quick[1], quick[1].arms[0]);
   ASSERT_TRUE(why);
   EXPECT_TRUE(contains(*why, "CUDA")) << *why;
   EXPECT_EQ(tipbench::level(quick[1].params, "batch"), "largest");
 }
 
 TEST(BatchSizeSuite, QuickCpuPlan) {
-  const auto& s = suite("batch_size");
-  const auto cases = s.cases(cpu(true));
+  const auto& s = suite_named("batch_size");
+  const auto cases = s.cases(cpu_context(true));
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"b16", "b32", "b64"}));
-  EXPECT_EQ(arm_names(cases[1]), (std::vector<std::string>{"small", "large", "large_warmup"}));
-  EXPECT_EQ(tipbench::join_levels(cases[1].arms[1].levels), "batch:256/lr:0.4/warmup_epochs:0");
-  EXPECT_EQ(tipbench::join_levels(cases[1].arms[2].levels), "batch:256/lr:0.4/warmup_epochs:1");
+  EXPECT_EQ(arm_names(cases[1]), (std::vector<std::string>{"small", "large_warmup"}));
+  EXPECT_EQ(tipbench::join_levels(cases[1].arms[1].levels), "batch:256/lr:0.4/warmup_epochs:1");
+  EXPECT_EQ(arm_names(s.cases(cpu_context(false))[1]), (std::vector<std::string>{"small", "large", "large_warmup"}));
 }
 
 // Block k of every time-to-accuracy arm trains with seed + k: a fixed seed set, paired across arms.
 TEST(BatchSizeSuite, TimeToAccuracyTrialsWalkTheSeedSet) {
-  const auto& s = suite("batch_size");
-  auto context = cpu(true);
+  const auto& s = suite_named("batch_size");
+  auto context = cpu_context(true);
   context.seed = 100;
   const auto c = s.cases(context)[1];
   for (std::uint64_t k = 0; k < 3; ++k) {
@@ -121,7 +105,7 @@ std::vector<std::string> sweep_notes(std::vector<ArmResult> arms) {
   c.params = {{"model", "small_cnn"}, {"experiment", "sweep"}};
   c.arms = std::move(arms);
   r.cases.push_back(c);
-  return suite("batch_size").notes(r, tipbench::MeasureSettings{});
+  return suite_named("batch_size").notes(r, tipbench::MeasureSettings{});
 }
 
 TEST(BatchSizeSuite, NotesMarkWhereThroughputStopsGrowing) {
@@ -160,7 +144,7 @@ TEST(BatchSizeSuite, NotesGiveSeedsAndEpochsToTarget) {
   c.params = {{"model", "small_cnn"}, {"experiment", "time_to_accuracy"}};
   c.arms = {a};
   r.cases.push_back(c);
-  const auto notes = suite("batch_size").notes(r, tipbench::MeasureSettings{});
+  const auto notes = suite_named("batch_size").notes(r, tipbench::MeasureSettings{});
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_TRUE(contains(notes[0], "reached in 3/4 seeds")) << notes[0];
   EXPECT_TRUE(contains(notes[0], "epochs 2")) << notes[0];

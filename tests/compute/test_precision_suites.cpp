@@ -1,5 +1,6 @@
 // What amp, channels_last, tf32 and alignment plan on a CPU (cases, arms, skips with reasons),
 // the arm each builds (precision, layout, widths, batch), and the alignment note's fair ratio.
+#include "suite_plan.h"
 #include "tipbench/registry.h"
 #include "tipbench/summary.h"
 
@@ -9,33 +10,16 @@
 
 namespace {
 
+using tipbench::testing::arm_names;
+using tipbench::testing::contains;
+using tipbench::testing::cpu_context;
+using tipbench::testing::suite_named;
 using tipbench::ArmResult;
 using tipbench::CaseSpec;
-using tipbench::SuiteContext;
-
-SuiteContext cpu_quick() {
-  SuiteContext c;
-  c.quick = true;
-  return c;
-}
-
-const tipbench::Suite& suite(const std::string& name) {
-  const auto* s = tipbench::find_suite(name);
-  if (!s) throw std::runtime_error("suite not registered: " + name);
-  return *s;
-}
-
-std::vector<std::string> arm_names(const CaseSpec& c) {
-  std::vector<std::string> out;
-  for (const auto& a : c.arms) out.push_back(a.name);
-  return out;
-}
-
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 TEST(AmpSuite, CpuPlanRunsBf16AndExplainsWhatItSkips) {
-  const auto& s = suite("amp");
-  const auto context = cpu_quick();
+  const auto& s = suite_named("amp");
+  const auto context = cpu_context(true);
   const auto cases = s.cases(context);
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(tipbench::case_name("amp", cases[0]), "amp/model:small_cnn/batch:4");
@@ -51,8 +35,8 @@ TEST(AmpSuite, CpuPlanRunsBf16AndExplainsWhatItSkips) {
 }
 
 TEST(AmpSuite, Bf16ArmTrainsUnderAutocastAndRecordsIt) {
-  const auto& s = suite("amp");
-  const auto context = cpu_quick();
+  const auto& s = suite_named("amp");
+  const auto context = cpu_context(true);
   const auto c = s.cases(context)[0];
   auto workload = s.prepare(context, c, c.arms[1]);
   workload->step();
@@ -61,8 +45,8 @@ TEST(AmpSuite, Bf16ArmTrainsUnderAutocastAndRecordsIt) {
 }
 
 TEST(ChannelsLastSuite, CnnsInTwoPrecisionsViTsSkippedWithTheReason) {
-  const auto& s = suite("channels_last");
-  auto context = cpu_quick();
+  const auto& s = suite_named("channels_last");
+  auto context = cpu_context(true);
   context.models = {"small_cnn", "vit_ti_16"};
   const auto cases = s.cases(context);
   ASSERT_EQ(cases.size(), 4u);
@@ -77,8 +61,8 @@ TEST(ChannelsLastSuite, CnnsInTwoPrecisionsViTsSkippedWithTheReason) {
 }
 
 TEST(Tf32Suite, SkippedOffCudaWithTheReason) {
-  const auto& s = suite("tf32");
-  const auto context = cpu_quick();
+  const auto& s = suite_named("tf32");
+  const auto context = cpu_context(true);
   const auto cases = s.cases(context);
   ASSERT_FALSE(cases.empty());
   EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"ieee", "tf32"}));
@@ -88,8 +72,8 @@ TEST(Tf32Suite, SkippedOffCudaWithTheReason) {
 }
 
 TEST(AlignmentSuite, CpuPlanComparesWidthsAndBatchOneOffTheMultipleOfEight) {
-  const auto& s = suite("alignment");
-  const auto context = cpu_quick();
+  const auto& s = suite_named("alignment");
+  const auto context = cpu_context(true);
   const auto cases = s.cases(context);
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(tipbench::case_name("alignment", cases[0]), "alignment/model:small_cnn/size:batch");
@@ -109,8 +93,8 @@ TEST(AlignmentSuite, CpuPlanComparesWidthsAndBatchOneOffTheMultipleOfEight) {
 }
 
 TEST(AlignmentSuite, BatchOneHasNoSmallerBatch) {
-  const auto& s = suite("alignment");
-  auto context = cpu_quick();
+  const auto& s = suite_named("alignment");
+  auto context = cpu_context(true);
   context.batch_size = 1;
   const auto c = s.cases(context)[0];
   EXPECT_FALSE(s.skip_reason(context, c, c.arms[0]));
@@ -120,16 +104,8 @@ TEST(AlignmentSuite, BatchOneHasNoSmallerBatch) {
 }
 
 ArmResult widths_arm(const std::string& name, double throughput, double parameters) {
-  ArmResult a;
-  a.arm = name;
+  ArmResult a = tipbench::testing::measured_arm(name, {}, throughput);
   a.info = {{"parameters", parameters}, {"hidden_dim", 1}, {"mlp_dim", 1}};
-  for (int b = 0; b < 3; ++b) {
-    tipbench::Trial t;
-    t.block = b;
-    t.throughput_samples_per_s = throughput;
-    a.trials.push_back(t);
-  }
-  tipbench::summarize_arm(a);
   return a;
 }
 
@@ -141,7 +117,7 @@ TEST(AlignmentSuite, NoteComparesThroughputTimesParameters) {
   // Unaligned: 3% fewer parameters and 3% more samples/s: the same work rate.
   c.arms = {widths_arm("aligned", 100, 1000), widths_arm("unaligned", 103, 970)};
   r.cases.push_back(c);
-  const auto notes = suite("alignment").notes(r, tipbench::MeasureSettings{});
+  const auto notes = suite_named("alignment").notes(r, tipbench::MeasureSettings{});
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_TRUE(contains(notes[0], "x1.00")) << notes[0];
 }

@@ -1,0 +1,51 @@
+// The optimizer step in three implementations that compute the same update:
+//   loop     LibTorch's torch::optim (one set of kernels per parameter: what C++ users get)
+//   foreach  ATen's multi-tensor _foreach_* ops (one launch per op over all parameters; PyTorch's
+//            default on CUDA since 2.0)
+//   fused    ATen's _fused_sgd_ / _fused_adamw_ (the whole update in one kernel per chunk)
+// for SGD with momentum and AdamW with PyTorch's default hyperparameters. Example:
+//   auto opt = make_optimizer({OptimizerKind::adamw, OptimizerImpl::fused}, model->parameters());
+//   opt->zero_grad();  loss.backward();  opt->step();
+#pragma once
+
+#include <c10/core/Device.h>
+#include <torch/optim/optimizer.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tipbench::suites {
+
+enum class OptimizerKind { sgd, adamw };
+enum class OptimizerImpl { loop, foreach, fused };
+
+struct OptimizerChoice {
+  OptimizerKind kind = OptimizerKind::sgd;
+  OptimizerImpl impl = OptimizerImpl::loop;
+};
+
+// SGD: lr 0.01, momentum 0.9. AdamW: lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight decay 1e-2.
+struct SgdSettings {
+  double lr = 0.01, momentum = 0.9;
+};
+struct AdamWSettings {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 1e-2;
+};
+
+const char* optimizer_kind_name(OptimizerKind kind);  // "sgd", "adamw"
+const char* optimizer_impl_name(OptimizerImpl impl);  // "loop", "foreach", "fused"
+// Both throw std::invalid_argument naming the valid names.
+OptimizerKind parse_optimizer_kind(const std::string& name);
+OptimizerImpl parse_optimizer_impl(const std::string& name);
+
+// Parameters without a gradient at step() are left alone, as torch::optim does. All parameters
+// must be on one device and of one dtype (what the foreach and fused kernels group by).
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(OptimizerChoice choice, std::vector<torch::Tensor> params);
+
+// Why `impl` of `kind` cannot step float parameters on `device` in this LibTorch (the fused
+// kernels are a fact of the build: tried once per device type and kind); nullopt when it can.
+std::optional<std::string> optimizer_unsupported_reason(const c10::Device& device, OptimizerChoice choice);
+
+}  // namespace tipbench::suites

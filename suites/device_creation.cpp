@@ -1,0 +1,43 @@
+// Tip: create tensors directly on the device. A tensor a step needs (labels, a noise or dropout
+// mask, an index) made on the host and then copied costs the host's random-number generation
+// and a pageable host-to-device copy every step (torch.randn(...).cuda()); made on the device
+// (torch.randn(..., device=...)) it is one kernel. Each step here makes its labels and a noise
+// tensor of the input's shape (added to the input, as a noise augmentation would).
+// Baseline: made on the host and copied (the common pattern). Treatment: made on the device.
+#include "common/training.h"
+#include "tipbench/registry.h"
+
+namespace tipbench::suites {
+
+class DeviceCreation final : public Suite {
+ public:
+  std::string name() const override { return "device_creation"; }
+  std::string description() const override {
+    return "tensors a step needs (labels, input noise) made on the host and copied (default) vs made on the "
+           "device (CUDA)";
+  }
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      out.push_back({training_params(context, model),
+                     {{"host", {{"step_tensors", "host"}}}, {"device", {{"step_tensors", "device"}}}}});
+    }
+    return out;
+  }
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&,
+                                          const ArmSpec&) const override {
+    if (context.device.is_cuda()) return std::nullopt;
+    return "on a " + context.device.str() + " the host is the device: both arms make the tensors in the same "
+           "memory with the same code, and the tip is about the host-to-device copy";
+  }
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const override {
+    TrainingSpec spec = training_spec(c);
+    spec.step_tensors = level(arm.levels, "step_tensors") == "host" ? StepTensors::host : StepTensors::device;
+    return make_training_workload(context, spec);
+  }
+};
+
+TIPBENCH_REGISTER_SUITE(DeviceCreation);
+
+}  // namespace tipbench::suites

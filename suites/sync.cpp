@@ -1,0 +1,50 @@
+// Tip: avoid CPU-GPU synchronisation in the step loop. loss.item() (like printing a tensor,
+// nonzero() or branching on a value) makes the host wait until the device has run everything
+// queued, so the next step's kernels are launched only after the GPU ran dry: the GPU idles for
+// the host's launch latency every step. Keeping the running loss on the device and reading it
+// rarely removes the wait. On a CPU the device is the host (an op has finished when it returns),
+// so the read costs nothing there and the arms should tie.
+// Baseline: loss.item() every step (what most logging loops do). Treatments: every 50 steps;
+// never (summed on the device).
+#include "common/training.h"
+#include "tipbench/registry.h"
+
+namespace tipbench::suites {
+
+namespace {
+
+ArmSpec read_every(const std::string& name, std::int64_t steps) {
+  return {name, {{"loss_read_every", std::to_string(steps)}}};
+}
+
+}  // namespace
+
+class Sync final : public Suite {
+ public:
+  std::string name() const override { return "sync"; }
+  std::string description() const override {
+    return "reading the loss on the host (loss.item(), a CPU-GPU sync) every step (default) vs every 50 steps "
+           "vs never (summed on the device)";
+  }
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    std::vector<ArmSpec> arms{read_every("every_step", 1)};
+    // A --quick trial is shorter than 50 steps: its every_50 arm would be the never arm again.
+    if (!context.quick) arms.push_back(read_every("every_50", 50));
+    arms.push_back(read_every("never", 0));
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      for (auto& params : step_loop_params(context, model)) out.push_back({params, arms});
+    }
+    return out;
+  }
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const override {
+    TrainingSpec spec = training_spec(c);
+    spec.loss_read_every = std::stoll(level(arm.levels, "loss_read_every"));
+    return make_training_workload(context, spec);
+  }
+};
+
+TIPBENCH_REGISTER_SUITE(Sync);
+
+}  // namespace tipbench::suites

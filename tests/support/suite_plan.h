@@ -1,0 +1,55 @@
+// For tests of what a suite plans and concludes: the registered suite by name, a CPU context, the
+// arm names of a case, a measured arm to feed a suite's notes. Example:
+//   const auto cases = suite_named("sync").cases(cpu_context(/*quick=*/true));
+//   EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"every_step", "never"}));
+#pragma once
+
+#include "tipbench/registry.h"
+#include "tipbench/summary.h"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tipbench::testing {
+
+inline SuiteContext cpu_context(bool quick) {
+  SuiteContext c;
+  c.quick = quick;
+  return c;
+}
+
+inline const Suite& suite_named(const std::string& name) {
+  const auto* s = find_suite(name);
+  if (!s) throw std::runtime_error("suite not registered: " + name);
+  return *s;
+}
+
+inline std::vector<std::string> arm_names(const CaseSpec& c) {
+  std::vector<std::string> out;
+  for (const auto& a : c.arms) out.push_back(a.name);
+  return out;
+}
+
+inline bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// An ok arm of `blocks` trials at one throughput (and CUDA memory peak, when given), summarised.
+inline ArmResult measured_arm(const std::string& name, Levels levels, double throughput,
+                              std::optional<std::int64_t> peak_allocated_bytes = std::nullopt, int blocks = 3) {
+  ArmResult a;
+  a.arm = name;
+  a.levels = std::move(levels);
+  for (int b = 0; b < blocks; ++b) {
+    Trial t;
+    t.block = b;
+    t.throughput_samples_per_s = throughput;
+    t.memory.peak_allocated_bytes = peak_allocated_bytes;
+    a.trials.push_back(t);
+  }
+  summarize_arm(a);
+  return a;
+}
+
+}  // namespace tipbench::testing
