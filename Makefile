@@ -5,8 +5,9 @@ quick:          ## run the quick suite on the best device present (CPU here), wr
 	scripts/bootstrap.sh
 	build/tipbench run --quick
 
-test:           ## build everything and run the test suite
+test:           ## build everything (and the stack A/B build of requirements-stack-b.txt), run the test suite
 	scripts/bootstrap.sh --test
+	scripts/bootstrap.sh --torch $$(sed -n 's/^torch==//p' requirements-stack-b.txt)
 	cd build && ctest --output-on-failure --timeout 900 -j2
 
 build:

@@ -35,6 +35,13 @@ add_library(tipbench_torch INTERFACE)
 target_link_libraries(tipbench_torch INTERFACE ${TORCH_LIBRARIES})
 target_include_directories(tipbench_torch SYSTEM INTERFACE "${_tipbench_fmt_shadow}" ${TORCH_INCLUDE_DIRS})
 add_library(tipbench::torch ALIAS tipbench_torch)
+# The wheel's own CUDA libraries (nvidia/*/lib beside torch/): libtorch_cuda.so loads them through
+# its RUNPATH at run time, but the linker checking its symbols would otherwise take the system's
+# copies (an older NCCL lacks symbols newer LibTorch releases use).
+file(GLOB _tipbench_wheel_cuda_libs LIST_DIRECTORIES true "${TORCH_INSTALL_PREFIX}/../nvidia/*/lib")
+foreach(_dir IN LISTS _tipbench_wheel_cuda_libs)
+  target_link_options(tipbench_torch INTERFACE "LINKER:-rpath-link,${_dir}")
+endforeach()
 
 # One precompiled <torch/torch.h>, reused by every target that includes it: a rebuild after
 # touching one suite then costs seconds, not the half minute that parsing LibTorch takes.

@@ -1,15 +1,31 @@
 #!/usr/bin/env bash
 # Installs what tipbench needs and builds it; idempotent (seconds when nothing changed).
-#   scripts/bootstrap.sh [--test]     --test also installs the test-only Python and Debian packages
-# Steps: Debian packages (only those missing), the project-local .venv with the pinned torch
-# wheel, then a CMake/Ninja build in build/ with ccache.
+#   scripts/bootstrap.sh [--test]       --test also installs the test-only Python and Debian packages
+#   scripts/bootstrap.sh --torch X.Y.Z  a second software stack beside the pinned one, for stack A/B
+#                                       gates (docs/gate.md): torch==X.Y.Z from PyPI in .venv-torchX.Y.Z
+#                                       and tipbench alone in build-torchX.Y.Z/ (no tests; ccache shared);
+#                                       .venv and build/ are untouched
+# Steps: Debian packages (only those missing), the project-local virtual environment with the
+# torch wheel, then a CMake/Ninja build with ccache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 want_test=0
-[[ "${1:-}" == "--test" ]] && want_test=1
+torch_version=""
 
 log() { printf '[bootstrap] %s\n' "$*" >&2; }
+
+while (($#)); do
+  case $1 in
+    --test) want_test=1 ;;
+    --torch)
+      torch_version=${2:-}
+      [[ $torch_version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { log "--torch needs a release like 2.15.0, got '${torch_version}'"; exit 2; }
+      shift ;;
+    *) log "unknown argument '$1' (usage: scripts/bootstrap.sh [--test] [--torch X.Y.Z])"; exit 2 ;;
+  esac
+  shift
+done
 
 debian_packages=(cmake ninja-build ccache g++ python3-venv libcli11-dev nlohmann-json3-dev libfmt-dev
                  libgtest-dev libgmock-dev libbenchmark-dev libjpeg62-turbo-dev libssl-dev
@@ -28,14 +44,21 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
 fi
 
+venv=.venv
 req=requirements.txt
 ((want_test)) && req=requirements-test.txt
-stamp=.venv/.tipbench-$(cat requirements.txt "$req" | sha256sum | cut -c1-16)
+if [[ -n $torch_version ]]; then
+  venv=.venv-torch$torch_version
+  req=$venv/requirements.txt
+  mkdir -p "$venv"
+  echo "torch==$torch_version" > "$req"
+fi
+stamp=$venv/.tipbench-$(cat requirements.txt "$req" | sha256sum | cut -c1-16)
 if [[ ! -f $stamp ]]; then
-  [[ -x .venv/bin/python ]] || { log "creating .venv"; python3 -m venv .venv; }
+  [[ -x $venv/bin/python ]] || { log "creating $venv"; python3 -m venv "$venv"; }
   log "installing Python packages from $req (the CUDA torch wheel is large: about a minute)"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r "$req"
+  "$venv"/bin/python -m pip install -q --upgrade pip
+  "$venv"/bin/python -m pip install -q -r "$req"
   touch "$stamp"
 fi
 
@@ -46,10 +69,15 @@ fi
 command -v nvcc >/dev/null || { log "nvcc not found: install the CUDA 13 toolkit"; exit 2; }
 
 build=${TIPBENCH_BUILD_DIR:-build}
+extra=()
+if [[ -n $torch_version ]]; then
+  build=${TIPBENCH_BUILD_DIR:-build-torch$torch_version}
+  extra=(-DTIPBENCH_BUILD_TESTS=OFF -DTIPBENCH_BUILD_MICRO=OFF)  # the binary the gate runs, nothing else
+fi
 if [[ ! -f $build/build.ninja ]]; then
   log "configuring $build/"
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DTIPBENCH_PYTHON="$root/.venv/bin/python" >&2   # ccache: cmake/TipbenchCcache.cmake
+        -DTIPBENCH_PYTHON="$root/$venv/bin/python" "${extra[@]}" >&2   # ccache: cmake/TipbenchCcache.cmake
 fi
 log "building"
 cmake --build "$build" >&2

@@ -32,6 +32,7 @@ struct GateFlags {
   std::string base_binary;
   std::string head_binary;
   bool paired = false;
+  bool across_software = false;
   std::string config_path;
   double threshold_pct = 0;
   double alpha = 0;
@@ -250,6 +251,31 @@ int interleaved(const GateFlags& f, const gate::GateConfig& config) {
   return deliver(f, report, base_path, head_path, plan.work_dir);
 }
 
+// A stored baseline gates runs of its own fingerprint; with --across-software, of its hardware
+// (other software is then the change under test). Throws InputError otherwise.
+void check_fingerprints(const GateFlags& f, const Result& baseline, const Result& current,
+                        const std::string& baseline_path) {
+  const auto& a = baseline.context.fingerprint;
+  const auto& b = current.context.fingerprint;
+  if (f.paired || baseline.context.fingerprint_slug == current.context.fingerprint_slug) return;
+  const bool same_hardware = tipbench::same_hardware(a, b);
+  if (f.across_software && same_hardware) return;
+  const std::string changes = fingerprint_changes_text(a, b);
+  if (f.across_software) {
+    throw InputError(fmt::format(
+        "{} is a baseline from other hardware ({} vs the current {}: {}): --across-software lets other software "
+        "gate, never other hardware. Use `tipbench compare` to compare across machines",
+        baseline_path, baseline.context.fingerprint_slug, current.context.fingerprint_slug, changes));
+  }
+  throw InputError(fmt::format(
+      "{} is a baseline from other {} ({} vs the current {}: {}): a stored baseline only gates runs of its own "
+      "fingerprint. {}",
+      baseline_path, same_hardware ? "software" : "hardware or software", baseline.context.fingerprint_slug,
+      current.context.fingerprint_slug, changes,
+      same_hardware ? "Add --across-software to gate this software change against it"
+                    : "Use `--baseline auto`, or `tipbench compare` to compare across machines"));
+}
+
 int from_files(const GateFlags& f, const gate::GateConfig& config) {
   if (f.current.empty() || f.baseline.empty()) {
     throw UsageError("give --baseline FILE|auto and --current FILE, or --base-binary and --head-binary");
@@ -259,28 +285,24 @@ int from_files(const GateFlags& f, const gate::GateConfig& config) {
   std::string baseline_path = f.baseline;
   if (f.baseline == "auto") {
     if (f.paired) throw UsageError("--paired needs the base result of the same session, not --baseline auto");
-    const auto found = gate::find_baseline(f.baselines_dir, current.context.fingerprint_slug);
+    const auto found = f.across_software
+                           ? gate::find_baseline_for_hardware(f.baselines_dir, current.context.fingerprint)
+                           : gate::find_baseline(f.baselines_dir, current.context.fingerprint_slug);
     if (!found) {
       std::vector<std::string> slugs;
       for (const auto& b : gate::list_baselines(f.baselines_dir)) slugs.push_back(b.slug);
-      fmt::print(stderr, "gate: INCONCLUSIVE: no stored baseline for fingerprint {} in {} (stored: {}).\n"
+      fmt::print(stderr, "gate: INCONCLUSIVE: no stored baseline for {} {} in {} (stored: {}).\n"
                  "Store one with `tipbench baseline save RUN.json` or gate head vs base with "
                  "--base-binary/--head-binary.\n",
-                 current.context.fingerprint_slug, f.baselines_dir, slugs.empty() ? "none" : fmt::format("{}", fmt::join(slugs, ", ")));
+                 f.across_software ? "the hardware of" : "fingerprint", current.context.fingerprint_slug,
+                 f.baselines_dir, slugs.empty() ? "none" : fmt::format("{}", fmt::join(slugs, ", ")));
       return exit_code::inconclusive;
     }
     baseline_path = found->path;
     fmt::print(stderr, "gate: baseline for {}: {}\n", current.context.fingerprint_slug, baseline_path);
   }
   const Result baseline = read_result(baseline_path);
-  if (!f.paired && baseline.context.fingerprint_slug != current.context.fingerprint_slug) {
-    const auto diffs = fingerprint_differences(baseline.context.fingerprint, current.context.fingerprint);
-    throw InputError(fmt::format(
-        "{} is a baseline from other hardware or software ({} vs the current {}; fields differ: {}): a stored "
-        "baseline only gates runs of its own fingerprint. Use `--baseline auto`, or `tipbench compare` to compare "
-        "across machines",
-        baseline_path, baseline.context.fingerprint_slug, current.context.fingerprint_slug, fmt::join(diffs, ", ")));
-  }
+  check_fingerprints(f, baseline, current, baseline_path);
   const std::string work_dir = f.out_dir.empty() ? default_out_dir() : f.out_dir;
   auto report = gate::evaluate_gate(baseline, current, config, {.paired = f.paired, .seed = f.seed});
   gate::Remeasure remeasure;
@@ -321,6 +343,9 @@ Command add_gate_command(CLI::App& app) {
   sub->add_option("--baseline", f->baseline, "Baseline result file, or auto: the stored baseline for the current run's fingerprint")->check(not_a_flag());
   sub->add_option("--current", f->current, "Current result file")->check(not_a_flag());
   sub->add_flag("--paired", f->paired, "--baseline and --current come from one interleaved session: pair them by block");
+  sub->add_flag("--across-software", f->across_software,
+                "A stored baseline of the same hardware but other software (LibTorch, CUDA, driver, ...) may gate the "
+                "current run; with --baseline auto: the newest baseline of this hardware");
   sub->add_option("--base-binary", f->base_binary, "Interleaved mode: the base build's tipbench binary")->check(not_a_flag());
   sub->add_option("--head-binary", f->head_binary, "Interleaved mode: the head build's tipbench binary")->check(not_a_flag());
   sub->add_option("--config", f->config_path, "Gate thresholds (JSON, e.g. ci/gate-thresholds.json); default: throughput 3%")->check(not_a_flag());

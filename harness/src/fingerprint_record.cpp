@@ -113,23 +113,57 @@ std::string fingerprint_slug(const Fingerprint& fp) {
   return device + "_torch" + (torch.empty() ? std::string("unknown") : torch);
 }
 
-std::vector<std::string> fingerprint_differences(const Fingerprint& a, const Fingerprint& b) {
-  std::vector<std::string> names;
-  if (a.gpus.size() != b.gpus.size()) names.emplace_back("gpus");  // the GPU count differs
+namespace {
+
+std::string as_text(const std::string& v) { return v.empty() ? "none" : v; }
+template <class T>
+std::string as_text(const T& v) {
+  return std::to_string(v);
+}
+
+}  // namespace
+
+std::vector<FingerprintChange> fingerprint_changes(const Fingerprint& a, const Fingerprint& b) {
+  std::vector<FingerprintChange> changes;
+  if (a.gpus.size() != b.gpus.size()) {
+    changes.push_back({"gpus", std::to_string(a.gpus.size()), std::to_string(b.gpus.size()), true});
+  }
   const std::size_t common = std::min(a.gpus.size(), b.gpus.size());
   for (std::size_t i = 0; i < common; ++i) {
     const std::string prefix = "gpus[" + std::to_string(i) + "].";
     visit_gpu_fields(
         [&](const char* name, const auto& x, const auto& y) {
-          if (x != y) names.push_back(prefix + name);
+          if (x != y) changes.push_back({prefix + name, as_text(x), as_text(y), true});
         },
         a.gpus[i], b.gpus[i]);
   }
   visit_scalar_fields(
       [&](const char* name, const auto& x, const auto& y) {
-        if (x != y) names.emplace_back(name);
+        const std::string_view field = name;
+        if (x != y) changes.push_back({name, as_text(x), as_text(y), field == "cpu_model" || field == "cpu_cores"});
       },
       a, b);
+  return changes;
+}
+
+std::string to_string(const FingerprintChange& change) {
+  return change.field + " " + change.before + " -> " + change.after;
+}
+
+std::string fingerprint_changes_text(const Fingerprint& a, const Fingerprint& b) {
+  std::string text;
+  for (const auto& c : fingerprint_changes(a, b)) text += (text.empty() ? "" : ", ") + to_string(c);
+  return text;
+}
+
+bool same_hardware(const Fingerprint& a, const Fingerprint& b) {
+  const auto changes = fingerprint_changes(a, b);
+  return std::none_of(changes.begin(), changes.end(), [](const auto& c) { return c.hardware; });
+}
+
+std::vector<std::string> fingerprint_differences(const Fingerprint& a, const Fingerprint& b) {
+  std::vector<std::string> names;
+  for (const auto& c : fingerprint_changes(a, b)) names.push_back(c.field);
   return names;
 }
 

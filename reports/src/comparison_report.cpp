@@ -64,18 +64,19 @@ double badness(const CellComparison& c) {
   return gate::higher_is_better(c.key.metric) ? -c.delta() : c.delta();
 }
 
+// What differs from run A's fingerprint, with both values: "libtorch_version 2.11.0 -> 2.15.0, ...".
+std::string changes_from_first(const std::vector<NamedRun>& runs, std::size_t i) {
+  return fingerprint_changes_text(runs.front().result.context.fingerprint, runs[i].result.context.fingerprint);
+}
+
 std::string run_line(std::size_t i, const NamedRun& run, const std::vector<NamedRun>& runs) {
   const auto& ctx = run.result.context;
   std::string line = fmt::format("{}  {}  {}  {}  {}  git {}{}", run_letter(i), run.label, ctx.fingerprint_slug,
                                  ctx.device, ctx.timestamp_utc, ctx.git.sha.empty() ? "-" : ctx.git.sha.substr(0, 12),
                                  ctx.git.dirty ? " (dirty)" : "");
   if (i > 0) {
-    const auto diffs = fingerprint_differences(runs.front().result.context.fingerprint, ctx.fingerprint);
-    if (!diffs.empty()) {
-      std::string fields;
-      for (const auto& d : diffs) fields += (fields.empty() ? "" : ", ") + d;
-      line += "  [DIFFERENT FINGERPRINT than A: " + fields + "]";
-    }
+    const auto changes = changes_from_first(runs, i);
+    if (!changes.empty()) line += "  [DIFFERENT FINGERPRINT than A: " + changes + "]";
   }
   if (ctx.settings.inject_slowdown_pct > 0) {
     line += fmt::format("  [INJECTED SLOWDOWN {:g}%: not a real measurement]", ctx.settings.inject_slowdown_pct);
@@ -132,11 +133,9 @@ std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::C
                       markdown_escape(ctx.timestamp_utc), markdown_escape(ctx.git.sha.substr(0, 12)));
   }
   for (std::size_t i = 1; i < runs.size(); ++i) {
-    const auto diffs = fingerprint_differences(runs.front().result.context.fingerprint, runs[i].result.context.fingerprint);
-    if (!diffs.empty()) {
-      std::string fields;
-      for (const auto& d : diffs) fields += (fields.empty() ? "" : ", ") + d;
-      md += fmt::format("\n> **{} ran on a different fingerprint than A**: {}\n", run_letter(i), markdown_escape(fields));
+    const auto changes = changes_from_first(runs, i);
+    if (!changes.empty()) {
+      md += fmt::format("\n> **{} ran on a different fingerprint than A**: {}\n", run_letter(i), markdown_escape(changes));
     }
   }
   for (std::size_t i = 0; i < runs.size(); ++i) {

@@ -4,6 +4,7 @@
 #include "tipbench/reports/run_set.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tipbench::reports {
 
@@ -22,6 +23,9 @@ std::string check_label(const gate::Check& c) {
 void print_gate_report(const gate::GateReport& report, const std::string& baseline_label,
                        const std::string& current_label, std::FILE* out, std::optional<int> exit_code) {
   fmt::print(out, "tipbench gate ({}): current {} vs baseline {}\n", report.mode, current_label, baseline_label);
+  if (!report.change_under_test.empty()) {
+    fmt::print(out, "change under test: {}\n", fmt::join(report.change_under_test, ", "));
+  }
   for (const auto& n : report.notes) fmt::print(out, "note: {}\n", n);
   fmt::print(out, "\nChecks ({}; threshold per metric, Holm over all checks):\n", report.checks.size());
   for (const auto& c : report.checks) {
@@ -51,6 +55,10 @@ std::string gate_markdown(const gate::GateReport& report, const std::string& bas
   std::string md = fmt::format("### {} tipbench gate: **{}**\n\n{}: current `{}` vs baseline `{}`\n\n", icon,
                                gate::to_string(report.outcome), markdown_escape(report.mode),
                                markdown_escape(current_label), markdown_escape(baseline_label));
+  if (!report.change_under_test.empty()) {
+    md += "**Change under test:** " + markdown_escape(fmt::format("{}", fmt::join(report.change_under_test, ", "))) +
+          "\n\n";
+  }
   for (const auto& n : report.notes) md += "> " + markdown_escape(n) + "\n";
   if (!report.notes.empty()) md += "\n";
   md += "| status | cell | metric | Δ (95% CI) | p | threshold | detail |\n|---|---|---|---:|---:|---:|---|\n";

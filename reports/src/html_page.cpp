@@ -35,12 +35,14 @@ std::string warnings(const std::vector<NamedRun>& runs) {
     const auto banner = injected_slowdown_banner(runs[i].result);
     if (!banner.empty()) h += fmt::format("<p class=warn>{}: {}</p>\n", html_escape(runs[i].label), html_escape(banner));
     if (i > 0) {
-      const auto diffs = fingerprint_differences(runs[0].result.context.fingerprint, runs[i].result.context.fingerprint);
-      if (!diffs.empty()) {
-        std::string fields;
-        for (const auto& d : diffs) fields += (fields.empty() ? "" : ", ") + d;
-        h += fmt::format("<p class=note>{} ran on a different fingerprint than {}: {}</p>\n", html_escape(runs[i].label),
-                         html_escape(runs[0].label), html_escape(fields));
+      const auto& a = runs[0].result.context.fingerprint;
+      const auto& b = runs[i].result.context.fingerprint;
+      const auto changes = fingerprint_changes_text(a, b);
+      // Same hardware, other software: a stack A/B, and the software is what is being compared.
+      const char* what = same_hardware(a, b) ? "Change under test" : "Different fingerprint";
+      if (!changes.empty()) {
+        h += fmt::format("<p class=note><b>{}</b>, {} vs {}: {}</p>\n", what, html_escape(runs[i].label),
+                         html_escape(runs[0].label), html_escape(changes));
       }
     }
     for (const auto& w : runs[i].result.context.warnings) {

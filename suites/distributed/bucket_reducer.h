@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace tipbench::distributed {
@@ -54,7 +55,9 @@ class BucketReducer {
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_;  // parameter index -> bucket index
   // AccumulateGrad nodes are held weakly by their tensors; holding them keeps the hooks alive.
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  // Their handle is std::shared_ptr<Node> up to LibTorch 2.14, c10::intrusive_ptr<Node> from 2.15.
+  using AccumulatorHandle = decltype(torch::autograd::impl::grad_accumulator(std::declval<const torch::Tensor&>()));
+  std::vector<AccumulatorHandle> accumulators_;
   std::mutex mutex_;
 };
 

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #ifndef TIPBENCH_BINARY
@@ -39,6 +41,8 @@ Outcome tipbench_cmd(const fs::path& dir, std::vector<std::string> args) {
 }
 
 bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+bool is_executable_file(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
 
 std::string save(const fs::path& dir, const std::string& name, const tipbench::Result& r) {
   const std::string path = (dir / name).string();
@@ -96,13 +100,61 @@ TEST(GateCli, StoredBaselinePassesWithExitZeroAndWritesMarkdown) {
 
 TEST(GateCli, ABaselineFromOtherHardwareIsExitTwoAndNothingIsWritten) {
   const auto dir = fresh_scratch_dir("gate_cli_other_hw");
-  const auto base = save(dir, "base.json", synthetic_run({.slug = "nvidia-h100_cuda13.0_torch2.11.0", .seed = 1}));
+  const auto base = save(dir, "base.json", synthetic_run({.slug = "cpu-another-cpu-2c_torch2.11.0",
+                                                          .cpu_model = "Another CPU", .seed = 1}));
   const auto cur = save(dir, "cur.json", synthetic_run({.seed = 2}));
   write_bytes(dir / "gate.md", "previous");
-  const auto o = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur, "--markdown", (dir / "gate.md").string()});
-  EXPECT_EQ(o.code, 2);
-  EXPECT_TRUE(has(o.err, "baseline from other hardware")) << o.err;
-  EXPECT_EQ(read_bytes(dir / "gate.md"), "previous");
+  for (bool across : {false, true}) {
+    std::vector<std::string> args{"gate", "--baseline", base, "--current", cur, "--markdown", (dir / "gate.md").string()};
+    if (across) args.push_back("--across-software");  // other software may gate, other hardware never
+    const auto o = tipbench_cmd(dir, args);
+    EXPECT_EQ(o.code, 2);
+    EXPECT_TRUE(has(o.err, "baseline from other hardware")) << o.err;
+    EXPECT_TRUE(has(o.err, "cpu_model Another CPU -> Test CPU")) << o.err;
+    EXPECT_EQ(read_bytes(dir / "gate.md"), "previous");
+  }
+}
+
+// The stack A/B opt-in: a baseline of this hardware under LibTorch 2.10.0 gates a 2.11.0 run only
+// with --across-software, and the verdict leads with the change under test.
+TEST(GateCli, OtherSoftwareGatesOnlyWithTheOptInAndLeadsWithTheChange) {
+  const auto dir = fresh_scratch_dir("gate_cli_across");
+  const auto base = save(dir, "base.json", synthetic_run({.slug = "cpu-test-cpu-2c_torch2.10.0",
+                                                          .libtorch_version = "2.10.0", .cv = 0.005, .seed = 1}));
+  const auto cur = save(dir, "cur.json", synthetic_run({.cv = 0.005, .seed = 2}));
+  const auto refused = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur});
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_TRUE(has(refused.err, "baseline from other software")) << refused.err;
+  EXPECT_TRUE(has(refused.err, "Add --across-software")) << refused.err;
+  const auto md = (dir / "gate.md").string();
+  const auto o = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur, "--across-software", "--markdown", md,
+                                    "--no-rerun"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_TRUE(has(o.out, "change under test: libtorch_version 2.10.0 -> 2.11.0")) << o.out;
+  EXPECT_TRUE(has(read_bytes(md), "**Change under test:** libtorch_version 2.10.0 -&gt; 2.11.0")) << read_bytes(md);
+}
+
+TEST(GateCli, AutoAcrossSoftwareFindsTheNewestBaselineOfThisHardware) {
+  const auto dir = fresh_scratch_dir("gate_cli_auto_across");
+  const auto store = dir / "b";
+  const auto older = synthetic_run({.slug = "cpu-test-cpu-2c_torch2.9.0", .libtorch_version = "2.9.0", .seed = 1,
+                                    .timestamp = "2026-10-01T00:00:00Z"});
+  const auto newer = synthetic_run({.slug = "cpu-test-cpu-2c_torch2.10.0", .libtorch_version = "2.10.0", .seed = 3,
+                                    .timestamp = "2026-11-01T00:00:00Z"});
+  const auto other_hardware = synthetic_run({.slug = "cpu-another-cpu-2c_torch2.10.0", .cpu_model = "Another CPU",
+                                             .libtorch_version = "2.10.0", .seed = 4, .timestamp = "2026-11-20T00:00:00Z"});
+  for (const auto& r : {older, newer, other_hardware}) {
+    save(dir, "run.json", r);
+    ASSERT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store.string(), "save", (dir / "run.json").string()}).code, 0);
+  }
+  const auto cur = save(dir, "cur.json", synthetic_run({.seed = 2}));
+  const auto plain = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", store.string()});
+  EXPECT_EQ(plain.code, 3);  // none of this exact fingerprint
+  const auto o = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--across-software", "--current", cur,
+                                    "--baselines-dir", store.string(), "--no-rerun"});
+  EXPECT_NE(o.code, 2) << o.err;
+  EXPECT_TRUE(has(o.err, "cpu-test-cpu-2c_torch2.10.0")) << o.err;
+  EXPECT_TRUE(has(o.out, "change under test: libtorch_version 2.10.0 -> 2.11.0")) << o.out;
 }
 
 TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
@@ -246,6 +298,32 @@ TEST(GateCli, InterleavedGateCatchesAnInjectedSlowdownEndToEnd) {
   const auto head = tipbench::read_result((dir / "gate" / "head.json").string());
   EXPECT_EQ(head.context.settings.inject_slowdown_pct, 400);
   EXPECT_EQ(head.suites.at(0).cases.at(0).arms.at(0).trials.size(), 3u);
+}
+
+// Stack A/B: the pinned build (base) against the same code built with requirements-stack-b.txt's
+// torch (head), interleaved on the quick zero_grad suite. Whatever the verdict, the gate must run
+// both stacks and lead with the LibTorch change.
+TEST(GateCli, StackABGatesTwoRealBuilds) {
+  if (!is_executable_file(TIPBENCH_STACK_B_BINARY)) {
+    GTEST_SKIP() << TIPBENCH_STACK_B_BINARY << " is not built: scripts/bootstrap.sh --torch " << TIPBENCH_STACK_B_TORCH
+                 << " (make test does)";
+  }
+  const auto dir = fresh_scratch_dir("gate_cli_stack_ab");
+  ::setenv("OMP_NUM_THREADS", "1", 1);  // as in the end-to-end gate above
+  const auto o = tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_STACK_B_BINARY,
+                                    "--suite", "zero_grad", "--device", "cpu", "--blocks", "3", "--run-arg=--batch-size=4",
+                                    "--no-rerun", "--out-dir", (dir / "gate").string()});
+  EXPECT_TRUE(o.code == 0 || o.code == 1 || o.code == 3) << o.out << o.err;
+  const std::string change = std::string("libtorch_version ") + TIPBENCH_PINNED_TORCH + " -> " + TIPBENCH_STACK_B_TORCH;
+  // The wheels differ in more than LibTorch (its CUDA runtime, cuDNN, NCCL): all of it is listed.
+  EXPECT_TRUE(has(o.out, "change under test: ")) << o.out;
+  EXPECT_TRUE(has(o.out, change)) << o.out;
+  const auto head = tipbench::read_result((dir / "gate" / "head.json").string());
+  EXPECT_EQ(head.context.fingerprint.libtorch_version, TIPBENCH_STACK_B_TORCH);
+  EXPECT_EQ(head.suites.at(0).cases.at(0).arms.at(0).trials.size(), 3u);
+  const auto json = nlohmann::json::parse(read_bytes(dir / "gate" / "gate.json"));
+  const auto& listed = json.at("change_under_test");
+  EXPECT_NE(std::find(listed.begin(), listed.end(), change), listed.end()) << listed.dump();
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ namespace tipbench::testing {
 struct SyntheticSpec {
   std::string slug = "cpu-test-cpu-2c_torch2.11.0";
   std::string cpu_model = "Test CPU";
+  std::string libtorch_version = "2.11.0";
   std::vector<std::string> suites{"zero_grad"};
   int cases_per_suite = 1;
   int blocks = 10;
@@ -36,7 +37,7 @@ inline Result synthetic_run(const SyntheticSpec& spec) {
   r.context.device = "cpu";
   r.context.fingerprint.cpu_model = spec.cpu_model;
   r.context.fingerprint.cpu_cores = 2;
-  r.context.fingerprint.libtorch_version = "2.11.0";
+  r.context.fingerprint.libtorch_version = spec.libtorch_version;
   r.context.fingerprint_slug = spec.slug;
   r.context.argv = {"tipbench", "run", "--quick"};
   r.context.settings.blocks = spec.blocks;

@@ -22,6 +22,10 @@ inline const char* path_from_env(const char* variable, const char* built) {
 #ifdef TIPBENCH_BUILT_BINARY
 #define TIPBENCH_BINARY (::tipbench::testing::path_from_env("TIPBENCH_BINARY", TIPBENCH_BUILT_BINARY))
 #endif
+#ifdef TIPBENCH_BUILT_STACK_B_BINARY
+#define TIPBENCH_STACK_B_BINARY \
+  (::tipbench::testing::path_from_env("TIPBENCH_STACK_B_BINARY", TIPBENCH_BUILT_STACK_B_BINARY))
+#endif
 #ifdef TIPBENCH_BUILT_SOURCE_DIR
 #define TIPBENCH_SOURCE_DIR (::tipbench::testing::path_from_env("TIPBENCH_SOURCE_DIR", TIPBENCH_BUILT_SOURCE_DIR))
 #endif

@@ -49,7 +49,8 @@ std::string read_all(const std::string& path) {
 
 StoredBaseline describe(const Result& r, const std::string& path, const std::string& slug,
                         const std::string& name) {
-  StoredBaseline b{path, slug, name, r.context.timestamp_utc, r.context.git.sha, r.context.device, {}};
+  StoredBaseline b{path, slug, name, r.context.timestamp_utc, r.context.git.sha, r.context.device, {},
+                   r.context.fingerprint};
   for (const auto& s : r.suites) b.suites.push_back(s.name);
   return b;
 }
@@ -117,6 +118,15 @@ std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::s
       throw InputError(fmt::format("a stored baseline for {} is unreadable: {} (restore it from git or remove it)",
                                    slug, e.what()));
     }
+    if (!best || b.timestamp_utc >= best->timestamp_utc) best = std::move(b);
+  }
+  return best;
+}
+
+std::optional<StoredBaseline> find_baseline_for_hardware(const std::string& dir, const Fingerprint& fingerprint) {
+  std::optional<StoredBaseline> best;
+  for (auto& b : list_baselines(dir)) {
+    if (!same_hardware(b.fingerprint, fingerprint)) continue;
     if (!best || b.timestamp_utc >= best->timestamp_utc) best = std::move(b);
   }
   return best;

@@ -134,12 +134,15 @@ GateReport evaluate_gate(const Result& baseline, const Result& current, const Ga
     report.notes.push_back(fmt::format("the baseline has an INJECTED slowdown of {:g}% (calibration knob)",
                                        baseline.context.settings.inject_slowdown_pct));
   }
-  const auto diffs = fingerprint_differences(baseline.context.fingerprint, current.context.fingerprint);
-  if (!diffs.empty()) {
-    std::string fields;
-    for (const auto& d : diffs) fields += (fields.empty() ? "" : ", ") + d;
-    report.notes.push_back("fingerprints differ in: " + fields);
+  std::string hardware;
+  for (const auto& change : fingerprint_changes(baseline.context.fingerprint, current.context.fingerprint)) {
+    if (!change.hardware) {
+      report.change_under_test.push_back(to_string(change));
+    } else {
+      hardware += (hardware.empty() ? "" : ", ") + to_string(change);
+    }
   }
+  if (!hardware.empty()) report.notes.push_back("the hardware differs: " + hardware);
 
   std::set<std::string> baseline_suites;
   for (const auto& s : baseline.suites) baseline_suites.insert(s.name);
@@ -342,6 +345,7 @@ nlohmann::json gate_report_to_json(const GateReport& report) {
   return {{"outcome", to_string(report.outcome)},
           {"exit_code", report.exit_code()},
           {"mode", report.mode},
+          {"change_under_test", report.change_under_test},
           {"checks", checks},
           {"problems", report.problems},
           {"notes", report.notes},

@@ -47,6 +47,22 @@ Fingerprint collect_fingerprint(bool include_gpus);
 // "cpu-intel-xeon-platinum-8481c-2c_torch2.11.0".
 std::string fingerprint_slug(const Fingerprint& fp);
 
+// One field that differs between two fingerprints, with both values as text ("none" for "").
+struct FingerprintChange {
+  std::string field;  // "libtorch_version", "gpus[0].name", "gpus" (their count)
+  std::string before, after;
+  bool hardware = false;  // the GPUs (count and every field) and the CPU model and cores
+};
+
+// The fields that differ, in field order: empty when equal.
+std::vector<FingerprintChange> fingerprint_changes(const Fingerprint& a, const Fingerprint& b);
+// "libtorch_version 2.11.0 -> 2.15.0"
+std::string to_string(const FingerprintChange& change);
+// Every change from a to b, comma-separated: "libtorch_version 2.11.0 -> 2.15.0, compiler ..."; "" if equal.
+std::string fingerprint_changes_text(const Fingerprint& a, const Fingerprint& b);
+// Same GPUs (models, count) and CPU (model, cores): a baseline of other software may gate it.
+bool same_hardware(const Fingerprint& a, const Fingerprint& b);
+
 // Names of the fields that differ ("gpus[0].name", "libtorch_version", ...): empty when equal.
 std::vector<std::string> fingerprint_differences(const Fingerprint& a, const Fingerprint& b);
 

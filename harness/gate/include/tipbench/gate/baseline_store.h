@@ -1,8 +1,11 @@
 // Stored baselines: results/baselines/<fingerprint-slug>/<name>.json, committed to the repo. A
-// baseline is looked up by the fingerprint slug of the run being gated. Example:
+// baseline is looked up by the fingerprint slug of the run being gated (or, across software, by
+// its hardware). Example:
 //   auto path = tipbench::gate::save_baseline("results/runs/x.json", "results/baselines", "main", false);
 //   auto b = tipbench::gate::find_baseline("results/baselines", result.context.fingerprint_slug);
 #pragma once
+
+#include "tipbench/fingerprint.h"
 
 #include <optional>
 #include <string>
@@ -18,6 +21,7 @@ struct StoredBaseline {
   std::string git_sha;
   std::string device;
   std::vector<std::string> suites;
+  Fingerprint fingerprint;
 };
 
 // Validates the run (readable, schema, no injected slowdown, a safe slug), then copies it byte
@@ -33,6 +37,10 @@ std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<s
 // The newest (by the run's timestamp) baseline stored for this slug. Throws InputError naming the
 // file when one stored for this slug cannot be read (truncated, corrupt): never "none stored".
 std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug);
+
+// --across-software: the newest baseline of any slug whose hardware (GPUs, CPU) is this
+// fingerprint's, whatever its software; unreadable files are skipped (they cannot be matched).
+std::optional<StoredBaseline> find_baseline_for_hardware(const std::string& dir, const Fingerprint& fingerprint);
 
 // Filesystem-safe: [a-z0-9._-], not empty, not starting with '.'.
 bool is_safe_name(const std::string& name);

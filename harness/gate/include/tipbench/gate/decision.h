@@ -46,6 +46,9 @@ struct GateOptions {
 
 struct GateReport {
   std::string mode;                          // "stored baseline" or "same-machine interleaved"
+  // What differs in software between the two sides, from their fingerprints ("libtorch_version
+  // 2.11.0 -> 2.15.0"): a stack A/B's change under test. Empty when only the code differs.
+  std::vector<std::string> change_under_test;
   std::vector<Check> checks;                 // worst first once finished
   std::vector<std::string> problems;         // make the gate INCONCLUSIVE on their own
   std::vector<std::string> notes;            // informational
