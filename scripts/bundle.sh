@@ -186,12 +186,14 @@ done
 # Strings that are a path in this checkout or build (text that merely mentions one, like a gtest
 # assertion's source text, is not opened): allowed are source file names (__FILE__ in error
 # messages), the compile-time defaults that an environment variable overrides (run.sh sets them:
-# the harness's source dir for git state, the tests' TIPBENCH_BUILT_* paths), and the RPATH text
+# the harness's source dir for git state, the tests' TIPBENCH_BUILT_* paths, among them the stack
+# A/B head binary, absent on a GPU machine: its test skips), and the RPATH text
 # patchelf leaves behind unused. Anything else would be a path opened at run time: refuse it.
 # The compiler may store a short literal without its NUL, glued to the next one ("<root>' rev-parse
 # HEAD..." on a 16-character root): a path ends at the first quote, space or '<' after the prefix.
+stack_b_torch=$(sed -n 's/^torch==//p' "$root/requirements-stack-b.txt")  # the stack A/B test's head
 allowed=("$root" "$build/tipbench" "$python" "$(dirname "$python")/torchrun"
-         "$root/tests/models/make_reference.py" "${old_rpath[@]}")
+         "$root/tests/models/make_reference.py" "$root/build-torch$stack_b_torch/tipbench" "${old_rpath[@]}")
 offending=$(for f in "$stage"/bin/* "$stage"/tests/*; do strings -n 6 "$f"; done |
   awk -v r="$root" -v b="$build" '
     function path_at(prefix,   rest) {
