@@ -139,7 +139,8 @@ class TrainingWorkload final : public Workload {
   }
 
   // Zero the gradients, forward and backward each micro-batch, step the optimizer. Returns the
-  // step's loss (the micro-batches' mean), detached.
+  // step's loss (the micro-batches' mean), detached; summed only when the loss is kept, so no
+  // other arm times the extra additions.
   torch::Tensor eager_step(const torch::Tensor& x, const torch::Tensor& labels) {
     optimizer_->zero_grad(spec_.set_to_none);
     const std::int64_t k = spec_.micro_batches, micro = spec_.batch_size / k;
@@ -153,7 +154,11 @@ class TrainingWorkload final : public Workload {
       }
       if (k > 1) loss = loss / static_cast<double>(k);
       (scaler_ ? scaler_->scale(loss) : loss).backward();
-      total = i == 0 ? loss.detach() : total + loss.detach();
+      if (i == 0 || !spec_.loss_read_every) {
+        total = loss.detach();
+      } else {
+        total = total + loss.detach();
+      }
     }
     if (!scaler_) {
       optimizer_->step();
