@@ -14,11 +14,12 @@ out=results/calibration/$(date -u +%Y%m%dT%H%M%SZ)
 suite=zero_grad
 blocks=8
 budget=(--quick)   # run's trial budget; -f: the full one
-while getopts "n:p:b:o:s:B:f" opt; do
+extra_configs=()
+while getopts "n:p:b:o:s:B:fe:" opt; do
   case $opt in
     n) n=$OPTARG ;; p) pct=$OPTARG ;; b) bin=$OPTARG ;; o) out=$OPTARG ;; s) suite=$OPTARG ;;
-    B) blocks=$OPTARG ;; f) budget=() ;;
-    *) echo "usage: $0 [-n N] [-p PCT] [-b BINARY] [-o DIR] [-s SUITE] [-B BLOCKS] [-f]" >&2; exit 2 ;;
+    B) blocks=$OPTARG ;; f) budget=() ;; e) extra_configs+=("$(realpath "$OPTARG")") ;;
+    *) echo "usage: $0 [-n N] [-p PCT] [-b BINARY] [-o DIR] [-s SUITE] [-B BLOCKS] [-f] [-e CONFIG]..." >&2; exit 2 ;;
   esac
 done
 gate_budget=(--blocks "$blocks"); ((${#budget[@]})) || gate_budget+=(--full)
@@ -27,6 +28,20 @@ bin=$(realpath "$bin")
 tally() { printf '%s: exit 0 (pass) %s, 1 (regression) %s, 3 (inconclusive) %s, other %s\n' "$1" \
   "$(grep -c ' rc=0$' "$2" || true)" "$(grep -c ' rc=1$' "$2" || true)" "$(grep -c ' rc=3$' "$2" || true)" \
   "$(grep -vcE ' rc=(0|1|3)$' "$2" || true)"; }
+
+# evaluate_again MODE KIND I BASE CURRENT [--paired]: the same runs under each -e config.
+evaluate_again() {
+  local mode=$1 kind=$2 i=$3 base=$4 current=$5; shift 5
+  for config in "${extra_configs[@]}"; do
+    local name; name=$(basename "$config" .json)
+    set +e
+    "$bin" gate --baseline "$base" --current "$current" "$@" --config "$config" \
+      --out-dir "$out/$mode-$kind-$i-$name" > "$out/$mode-$kind-$i-$name.txt" 2>&1
+    local rc=$?
+    set -e
+    echo "$mode $kind $i $name rc=$rc" | tee -a "$out/$mode-$kind-$name.txt"
+  done
+}
 
 for kind in aa injected; do
   : > "$out/interleaved-$kind.txt"
@@ -38,6 +53,7 @@ for kind in aa injected; do
     rc=$?
     set -e
     echo "interleaved $kind $i rc=$rc" | tee -a "$out/interleaved-$kind.txt"
+    evaluate_again interleaved "$kind" "$i" "$out/interleaved-$kind-$i/base.json" "$out/interleaved-$kind-$i/head.json" --paired
   done
 done
 
@@ -54,8 +70,15 @@ for kind in aa injected; do
     rc=$?
     set -e
     echo "stored $kind $i rc=$rc" | tee -a "$out/stored-$kind.txt"
+    evaluate_again stored "$kind" "$i" "$out/stored-base.json" "$out/stored-$kind-$i.json"
   done
 done
 
 echo "== $out (suite $suite, ${budget[*]:-full} trials, $blocks blocks, injected slowdown $pct%, load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-for f in interleaved-aa interleaved-injected stored-aa stored-injected; do tally "$f" "$out/$f.txt"; done
+for f in interleaved-aa interleaved-injected stored-aa stored-injected; do
+  tally "$f" "$out/$f.txt"
+  for config in "${extra_configs[@]}"; do
+    name=$(basename "$config" .json)
+    tally "$f ($name)" "$out/$f-$name.txt"
+  done
+done

@@ -67,6 +67,13 @@ double metric_median(const ArmResult& a, const std::string& key) {
   return it == a.metrics.end() ? 0 : it->second.median;
 }
 
+const SuiteOption kBucketMbOption{.name = "bucket-mb",
+                                  .type = OptionType::number,
+                                  .default_value = "25",
+                                  .help = "gradient bucket size in MB (DDP's default 25)",
+                                  .min = 0.001,
+                                  .max = 4096};
+
 }  // namespace
 
 class DataParallel final : public Suite {
@@ -76,12 +83,13 @@ class DataParallel final : public Suite {
     return "multi-device training: one device vs DataParallel vs DistributedDataParallel (c10d, bucketed "
            "all-reduce with and without overlap)";
   }
+  std::vector<SuiteOption> options() const override { return {kBucketMbOption}; }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {
       Levels params = training_params(context, model);  // batch: per device
       params.emplace_back("ranks", std::to_string(world_size()));
-      params.emplace_back("bucket_mb", fmt::format("{:g}", context.bucket_mb));
+      params.emplace_back("bucket_mb", fmt::format("{:g}", kBucketMbOption.number(context.options)));
       // world_size: the devices an arm trains on, so a report can draw the scaling curve.
       const std::string ranks = std::to_string(world_size());
       const std::string gpus = std::to_string(context.device.is_cuda() ? torch::cuda::device_count() : 0);
@@ -108,7 +116,7 @@ class DataParallel final : public Suite {
     if (mode == "single") return make_training_workload(context, spec);
     if (mode == "data_parallel") return distributed::make_dp_workload(context, spec);
     distributed::DdpSpec ddp{.training = spec,
-                             .buckets = {.bucket_mb = context.bucket_mb,
+                             .buckets = {.bucket_mb = kBucketMbOption.number(context.options),
                                          .overlap = level(arm.levels, "overlap") == "true"}};
     return distributed::make_ddp_workload(context, c, arm, ddp);
   }

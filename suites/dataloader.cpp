@@ -34,6 +34,25 @@ std::int64_t loader_batch_size(const SuiteContext& context, const std::string& m
   return batch_size_for(context, model);
 }
 
+const SuiteOption kDataOption{
+    .name = "data",
+    .type = OptionType::text,
+    .default_value = "",
+    .help = "dataset directory (tipbench data make); default: one in the cache directory, made on first use"};
+const SuiteOption kLoaderOnlyOption{
+    .name = "loader-only",
+    .type = OptionType::flag,
+    .default_value = "false",
+    .help = "fetch batches with no model (the data-loading ceiling) and compare with the model's consumption"};
+const SuiteOption kCorruptPolicyOption{
+    .name = "corrupt-policy",
+    .type = OptionType::choice,
+    .default_value = "skip",
+    .help = "a corrupt or missing file is skipped (counted) or fails the run (exit 2)",
+    .choices = {"skip", "fail"}};
+
+bool loader_only(const SuiteContext& context) { return kLoaderOnlyOption.flag(context.options); }
+
 std::string grid_arm_name(int workers, bool pin) { return fmt::format("w{}{}", workers, pin ? "_pin" : ""); }
 
 data::DatasetSpec default_spec(const SuiteContext& context) {
@@ -41,12 +60,13 @@ data::DatasetSpec default_spec(const SuiteContext& context) {
 }
 
 std::string dataset_dir(const SuiteContext& context) {
-  return context.data_dir.empty() ? data::default_dataset_dir(default_spec(context)) : context.data_dir;
+  const std::string given = kDataOption.text(context.options);
+  return given.empty() ? data::default_dataset_dir(default_spec(context)) : given;
 }
 
 data::CorruptPolicy corrupt_policy(const SuiteContext& context) {
   try {
-    return data::parse_corrupt_policy(context.corrupt_policy);
+    return data::parse_corrupt_policy(kCorruptPolicyOption.text(context.options));
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
@@ -61,6 +81,9 @@ class DataLoader final : public Suite {
     return "DataLoader workers {0, 1, 2, 4, ..., cores} x pin_memory, training from on-disk JPEGs "
            "(default: workers 0, pageable)";
   }
+  std::vector<SuiteOption> options() const override {
+    return {kDataOption, kLoaderOnlyOption, kCorruptPolicyOption};
+  }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<ArmSpec> grid;
@@ -72,13 +95,13 @@ class DataLoader final : public Suite {
     }
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {
-      Levels params{{"mode", context.loader_only ? "loader_only" : "train"},
+      Levels params{{"mode", loader_only(context) ? "loader_only" : "train"},
                     {"model", model},
                     {"batch", std::to_string(loader_batch_size(context, model))},
                     {"image_size", std::to_string(models::resolved_image_size(model, {}))}};
       std::vector<ArmSpec> arms = grid;
       // The model's consumption rate: training on batches already on the device.
-      if (context.loader_only) arms.push_back({"synthetic", {{"input", "synthetic"}}});
+      if (loader_only(context)) arms.push_back({"synthetic", {{"input", "synthetic"}}});
       out.push_back({params, arms});
     }
     return out;
@@ -97,7 +120,7 @@ class DataLoader final : public Suite {
   void prepare_run(const SuiteContext& context) const override {
     corrupt_policy(context);  // a bad name is an input error before anything runs
     const std::string dir = dataset_dir(context);
-    if (context.data_dir.empty()) {  // the cache's dataset: made, or completed, on first use
+    if (kDataOption.text(context.options).empty()) {  // the cache's dataset: made, or completed, on first use
       const auto spec = default_spec(context);
       const auto report = data::make_dataset(dir, spec, {.verify_checksums = false});
       if (report.outcome != data::MakeOutcome::reused) {

@@ -1,5 +1,5 @@
 // `tipbench list`: the suites with their cases and arms (as a run on this device would plan
-// them), and the reference models.
+// them), and the reference models; `list --options`: the flags suites declare for `run`.
 #include "tipbench/commands.h"
 
 #include "tipbench/exit_codes.h"
@@ -36,11 +36,28 @@ void print_models() {
   }
 }
 
+void print_suite_options() {
+  fmt::print("Suite options (tipbench run --NAME; each declared by the suites named):\n");
+  for (const auto& [option, suites] : declared_options()) {
+    std::string kind{to_string(option.type)};
+    if (option.type == OptionType::choice) kind = fmt::format("one of {}", fmt::join(option.choices, ", "));
+    if (option.type == OptionType::number) kind = fmt::format("number in [{:g}, {:g}]", option.min, option.max);
+    fmt::print("\n  --{}  ({}; default: {})\n    {}: {}\n", option.name, kind,
+               option.default_value.empty() ? "none" : option.default_value, fmt::join(suites, ", "), option.help);
+  }
+}
+
 }  // namespace
 
 Command add_list_command(CLI::App& app) {
   auto* sub = app.add_subcommand("list", "List the suites (cases, arms) and the reference models");
-  return {sub, [] {
+  auto options_only = std::make_shared<bool>(false);
+  sub->add_flag("--options", *options_only, "List the options suites declare for `tipbench run` instead");
+  return {sub, [options_only] {
+            if (*options_only) {
+              print_suite_options();
+              return exit_code::ok;
+            }
             SuiteContext context;
             context.device = torch::cuda::is_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
             print_suites(context);

@@ -105,7 +105,7 @@ int run_report(const ReportFlags& f) {
     if (all || formats.contains("html")) {
       const auto model = reports::report_model(runs, history, options);
       const std::string path = f.out_dir + "/report.html";
-      write_file_atomically(path, reports::render_html(model, runs, chartjs));
+      write_file_atomically(path, reports::render_html(model, runs, chartjs, f.out_dir));
       fmt::print("wrote {} ({} charts)\n", path, model.at("charts").size());
     }
     if (all || formats.contains("markdown")) {

@@ -147,6 +147,7 @@ int run(RunOptions o, bool other_flags, const std::vector<std::string>& argv) {
   if (o.out.empty()) o.out = fmt::format("results/runs/{}-{}.json", compact_utc_timestamp(), result.context.hostname);
   // Found now, not after the whole benchmark.
   if (!output_file_writable("--out", o.out)) return exit_code::usage;
+  if (!o.profile_dir.empty() && !output_dir_writable("--profile", o.profile_dir)) return exit_code::usage;
   std::string partial_path;
   if (!rank_env) {  // a distributed run is started again rather than resumed
     partial_path = o.resume.empty() ? partial_path_for(o.out) : o.resume;
@@ -232,11 +233,32 @@ std::vector<std::string> model_names() {
   return names;
 }
 
+// Every option a suite declares becomes a flag of `run`, checked here and documented by its help.
+void add_suite_options(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
+  for (const auto& declared : declared_options()) {
+    const SuiteOption option = declared.option;
+    const std::string flag = "--" + option.name;
+    std::string help = fmt::format("{}: {}", fmt::join(declared.suites, ", "), option.help);
+    if (option.type == OptionType::flag) {
+      sub.add_flag_callback(flag, [o, option] { o->suite_options[option.name] = "true"; }, help);
+      continue;
+    }
+    if (!option.default_value.empty()) help += fmt::format(" (default {})", option.default_value);
+    if (option.type == OptionType::choice) help += fmt::format(" {{{}}}", fmt::join(option.choices, ","));
+    auto* added = sub.add_option_function<std::string>(
+        flag, [o, option](const std::string& value) { o->suite_options[option.name] = value; }, help);
+    added->check(not_a_flag());
+    added->check(CLI::Validator(
+        [option](std::string& value) { return option.problem(value); }, "", option.name));
+  }
+}
+
 }  // namespace
 
 Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   auto* sub = app.add_subcommand("run", "Run suites and write a result JSON");
   auto o = std::make_shared<RunOptions>();
+  o->suite_options = default_suite_options();
   sub->add_option("--suite", o->suites, "Suite to run (repeatable), or all")
       ->check(CLI::IsMember(with_all(suite_names())))
       ->capture_default_str();
@@ -263,17 +285,6 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "TEST KNOB: slow every timed step down by PCT percent on purpose, to calibrate the "
                   "regression gate (recorded in the result; never a real measurement)")
       ->check(CLI::Range(0.0, 1000.0));
-  sub->add_option("--data", o->data_dir,
-                  "Dataset directory for the dataloader suite (tipbench data make); default: one in the cache "
-                  "directory, made on first use")
-      ->check(not_a_flag());
-  sub->add_flag("--loader-only", o->loader_only,
-                "dataloader suite: fetch batches with no model (the data-loading ceiling) and compare with the "
-                "model's consumption");
-  sub->add_option("--corrupt-policy", o->corrupt_policy,
-                  "dataloader suite: a corrupt or missing file is skipped (counted) or fails the run (exit 2)")
-      ->check(CLI::IsMember({"skip", "fail"}))
-      ->capture_default_str();
   sub->add_option("--nproc", o->nproc,
                   "data_parallel: launch N local ranks (one per GPU, or per CPU core) and reap them; ignored "
                   "under torchrun or srun, whose variables say the rank (docs/distributed.md)")
@@ -282,9 +293,11 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   sub->add_flag("--oversubscribe", o->oversubscribe,
                 fmt::format("data_parallel on a CPU: allow more ranks than cores, up to {} per core",
                             kRanksPerCoreOversubscribed));
-  sub->add_option("--bucket-mb", o->bucket_mb, "data_parallel: gradient bucket size in MB (DDP's default 25)")
-      ->check(CLI::Range(0.001, 4096.0))
-      ->capture_default_str();
+  sub->add_option("--profile", o->profile_dir,
+                  "After each arm's last timed trial, profile a few more steps with Kineto and write a Chrome trace "
+                  "per arm into DIR (open in Perfetto); the result and the HTML report name the top ops. Never timed")
+      ->check(not_a_flag());
+  add_suite_options(*sub, o);
   sub->add_option("--resume", o->resume,
                   "Finish an interrupted run from its partial file (<out>.partial), with its options; flags given "
                   "with it must agree with them")

@@ -1,6 +1,7 @@
 #include "run_options.h"
 
 #include "tipbench/json_number.h"
+#include "tipbench/registry.h"
 #include "tipbench/result.h"
 
 #include <fmt/format.h>
@@ -18,9 +19,8 @@ constexpr Field kFields[] = {
     {"suites", "--suite"},         {"models", "--model"},          {"device", "--device"},
     {"batch_size", "--batch-size"}, {"quick", "--quick"},          {"blocks", "--blocks"},
     {"threshold_pct", "--threshold"}, {"out", "--out"},            {"seed", "--seed"},
-    {"inject_slowdown_pct", "--inject-slowdown"}, {"data_dir", "--data"}, {"loader_only", "--loader-only"},
-    {"corrupt_policy", "--corrupt-policy"}, {"nproc", "--nproc"}, {"oversubscribe", "--oversubscribe"},
-    {"bucket_mb", "--bucket-mb"},
+    {"inject_slowdown_pct", "--inject-slowdown"}, {"profile_dir", "--profile"}, {"nproc", "--nproc"},
+    {"oversubscribe", "--oversubscribe"},
 };
 
 }  // namespace
@@ -36,12 +36,10 @@ nlohmann::json run_options_to_json(const RunOptions& o) {
           {"out", o.out},
           {"seed", o.seed},
           {"inject_slowdown_pct", o.inject_slowdown_pct},
-          {"data_dir", o.data_dir},
-          {"loader_only", o.loader_only},
-          {"corrupt_policy", o.corrupt_policy},
+          {"profile_dir", o.profile_dir},
           {"nproc", o.nproc},
           {"oversubscribe", o.oversubscribe},
-          {"bucket_mb", o.bucket_mb}};
+          {"suite_options", o.suite_options}};
 }
 
 RunOptions run_options_from_json(const nlohmann::json& j) {
@@ -57,12 +55,10 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
     o.out = j.at("out").get<std::string>();
     o.seed = json_integer<std::uint64_t>(j, "seed");
     o.inject_slowdown_pct = j.at("inject_slowdown_pct").get<double>();
-    o.data_dir = j.at("data_dir").get<std::string>();
-    o.loader_only = j.at("loader_only").get<bool>();
-    o.corrupt_policy = j.at("corrupt_policy").get<std::string>();
+    o.profile_dir = j.at("profile_dir").get<std::string>();
     o.nproc = json_integer<int>(j, "nproc");
     o.oversubscribe = j.at("oversubscribe").get<bool>();
-    o.bucket_mb = j.at("bucket_mb").get<double>();
+    o.suite_options = j.at("suite_options").get<SuiteOptionValues>();
   } catch (const std::exception& e) {
     throw InputError(fmt::format("the run's options are damaged: {}", e.what()));
   }
@@ -78,6 +74,11 @@ std::vector<std::string> run_option_differences(const RunOptions& here, const Ru
       out.push_back(fmt::format("{}: {} here, {} in the partial run", flag, a.at(key).dump(), b.at(key).dump()));
     }
   }
+  for (const auto& [name, value] : here.suite_options) {
+    const auto there = recorded.suite_options.find(name);
+    const std::string before = there == recorded.suite_options.end() ? "unset" : there->second;
+    if (before != value) out.push_back(fmt::format("--{}: \"{}\" here, \"{}\" in the partial run", name, value, before));
+  }
   return out;
 }
 
@@ -87,13 +88,19 @@ MeasureSettings measure_settings_from(const RunOptions& o) {
   if (o.threshold_pct > 0) s.practical_threshold = o.threshold_pct / 100;
   s.seed = o.seed;
   s.inject_slowdown_pct = o.inject_slowdown_pct;
+  s.profile_dir = o.profile_dir;
   return s;
 }
 
 SuiteContext suite_context_from(const RunOptions& o, const c10::Device& device) {
   return {.device = device, .models = o.models, .batch_size = o.batch_size, .seed = o.seed, .quick = o.quick,
-          .data_dir = o.data_dir, .loader_only = o.loader_only, .corrupt_policy = o.corrupt_policy,
-          .bucket_mb = o.bucket_mb};
+          .options = o.suite_options};
+}
+
+SuiteOptionValues default_suite_options() {
+  SuiteOptionValues values;
+  for (const auto& declared : declared_options()) values[declared.option.name] = declared.option.default_value;
+  return values;
 }
 
 }  // namespace tipbench::cli

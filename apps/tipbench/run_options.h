@@ -26,12 +26,11 @@ struct RunOptions {
   std::string out;  // "": results/runs/<UTC timestamp>-<host>.json, fixed when the run starts
   std::uint64_t seed = 0;
   double inject_slowdown_pct = 0;  // gate-calibration test knob (docs/gate.md)
-  std::string data_dir;            // the dataloader suite's dataset; "": the cache's, made on first use
-  bool loader_only = false;
-  std::string corrupt_policy = "skip";
+  std::string profile_dir;         // --profile: Kineto traces per arm after its last trial ("": off)
   int nproc = 1;          // > 1: launch this many local ranks (data_parallel)
   bool oversubscribe = false;  // CPU: allow more ranks than cores (up to kRanksPerCoreOversubscribed)
-  double bucket_mb = 25;  // data_parallel: gradient bucket size
+  // The options suites declare (Suite::options), every one with its value or its default.
+  SuiteOptionValues suite_options;
   // Not measurement options: how this invocation behaves (never compared on --resume).
   std::string resume;  // a partial run file to finish
   bool verbose = false;
@@ -43,6 +42,8 @@ inline constexpr int kRanksPerCoreOversubscribed = 4;
 
 nlohmann::json run_options_to_json(const RunOptions& o);  // without resume and verbose
 RunOptions run_options_from_json(const nlohmann::json& j);  // throws InputError on a bad document
+// Every declared suite option at its default: what a run starts from before the flags.
+SuiteOptionValues default_suite_options();
 // "--blocks: 10 here, 8 in the partial run", per measurement option that differs.
 std::vector<std::string> run_option_differences(const RunOptions& here, const RunOptions& recorded);
 

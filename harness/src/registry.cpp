@@ -1,5 +1,6 @@
 #include "tipbench/registry.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tipbench {
@@ -33,6 +34,26 @@ const Suite* find_suite(const std::string& name) {
     if (s->name() == name) return s.get();
   }
   return nullptr;
+}
+
+std::vector<DeclaredOption> declared_options() {
+  std::vector<DeclaredOption> out;
+  for (const auto& s : registry()) {
+    for (const auto& option : s->options()) {
+      auto same = std::find_if(out.begin(), out.end(), [&](const DeclaredOption& d) { return d.option.name == option.name; });
+      if (same == out.end()) {
+        out.push_back({option, {s->name()}});
+        continue;
+      }
+      if (same->option.type != option.type || same->option.default_value != option.default_value ||
+          same->option.choices != option.choices) {
+        throw std::logic_error("suites " + same->suites.front() + " and " + s->name() + " declare --" + option.name +
+                               " differently");
+      }
+      same->suites.push_back(s->name());
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> suite_names() {

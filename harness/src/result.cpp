@@ -26,6 +26,23 @@ std::string_view to_string(ArmStatus status) {
 
 namespace {
 
+ojson op_times_to_json(const std::vector<OpTime>& ops) {
+  ojson j = ojson::array();
+  for (const auto& op : ops) {
+    j.push_back({{"name", op.name}, {"self_ms_per_step", op.self_ms_per_step}, {"calls_per_step", op.calls_per_step}});
+  }
+  return j;
+}
+
+std::vector<OpTime> op_times_from_json(const ojson& j) {
+  std::vector<OpTime> ops;
+  for (const auto& op : j) {
+    ops.push_back({op.at("name").get<std::string>(), op.at("self_ms_per_step").get<double>(),
+                   json_integer<std::int64_t>(op, "calls_per_step")});
+  }
+  return ops;
+}
+
 ArmStatus arm_status_from(const std::string& s) {
   for (auto status : {ArmStatus::ok, ArmStatus::skipped, ArmStatus::failed, ArmStatus::invalid}) {
     if (to_string(status) == s) return status;
@@ -108,6 +125,7 @@ ojson arm_to_json(const ArmResult& a) {
   j["info"] = ojson(a.info);
   j["summary"] = {{"step_time_ms", summary_to_json(a.step_time_ms)},
                   {"throughput_samples_per_s", summary_to_json(a.throughput_samples_per_s)}};
+  if (a.step_cpu_time_ms) j["summary"]["step_cpu_time_ms"] = summary_to_json(*a.step_cpu_time_ms);
   if (a.peak_memory_bytes) {
     j["summary"]["peak_memory_bytes"] = *a.peak_memory_bytes;
     j["summary"]["memory_metric"] = a.memory_metric;
@@ -117,6 +135,7 @@ ojson arm_to_json(const ArmResult& a) {
     for (const auto& [name, summary] : a.metrics) metrics[name] = summary_to_json(summary);
     j["summary"]["metrics"] = metrics;
   }
+  if (a.profile) j["profile"] = profile_to_json(*a.profile);
   j["trials"] = ojson::array();
   for (const auto& t : a.trials) j["trials"].push_back(trial_to_json(t));
   return j;
@@ -134,11 +153,13 @@ ArmResult arm_from_json(const ojson& j) {
   const auto& s = j.at("summary");
   a.step_time_ms = summary_from_json(s.at("step_time_ms"));
   a.throughput_samples_per_s = summary_from_json(s.at("throughput_samples_per_s"));
+  if (s.contains("step_cpu_time_ms")) a.step_cpu_time_ms = summary_from_json(s.at("step_cpu_time_ms"));
   a.peak_memory_bytes = get_optional<std::int64_t>(s, "peak_memory_bytes");
   a.memory_metric = s.value("memory_metric", "");
   if (s.contains("metrics")) {
     for (const auto& [name, summary] : s.at("metrics").items()) a.metrics[name] = summary_from_json(summary);
   }
+  if (j.contains("profile")) a.profile = profile_from_json(j.at("profile"));
   for (const auto& t : j.at("trials")) a.trials.push_back(trial_from_json(t));
   return a;
 }
@@ -152,6 +173,7 @@ ojson comparison_to_json(const Comparison& c) {
              {"ci95_high", c.estimate.ci_high},
              {"blocks", c.estimate.blocks},
              {"verdict", stats::to_string(c.verdict)},
+             {"cv", c.cv},
              {"noisy", c.noisy}};
   if (!c.recommendation.empty()) j["recommendation"] = c.recommendation;
   return j;
@@ -167,6 +189,7 @@ Comparison comparison_from_json(const ojson& j) {
   c.estimate.ci_high = j.at("ci95_high").get<double>();
   c.estimate.blocks = json_integer<std::size_t>(j, "blocks");
   c.verdict = verdict_from(j.at("verdict").get<std::string>());
+  c.cv = j.value("cv", 0.0);  // absent before schema 1.2
   c.noisy = j.at("noisy").get<bool>();
   c.recommendation = j.value("recommendation", "");
   return c;
@@ -248,16 +271,44 @@ void check_schema_version(const ojson& document, const std::string& origin) {
 
 }  // namespace
 
+ojson profile_to_json(const ArmProfile& p) {
+  ojson j = {{"trace_file", p.trace_file},
+             {"steps", p.steps},
+             {"top_cpu_ops", op_times_to_json(p.top_cpu_ops)},
+             {"top_cuda_kernels", op_times_to_json(p.top_cuda_kernels)}};
+  if (!p.error.empty()) j["error"] = p.error;
+  return j;
+}
+
+ArmProfile profile_from_json(const ojson& j) {
+  ArmProfile p;
+  p.trace_file = j.at("trace_file").get<std::string>();
+  p.steps = json_integer<int>(j, "steps");
+  p.top_cpu_ops = op_times_from_json(j.at("top_cpu_ops"));
+  p.top_cuda_kernels = op_times_from_json(j.at("top_cuda_kernels"));
+  p.error = j.value("error", "");
+  return p;
+}
+
+std::optional<double> cpu_time_per_step_ms(const Trial& t) {
+  if (t.step_cpu_times_ms.empty()) return std::nullopt;
+  double total = 0;
+  for (double ms : t.step_cpu_times_ms) total += ms;
+  return total / static_cast<double>(t.step_cpu_times_ms.size());
+}
+
 ojson trial_to_json(const Trial& t) {
-  return {{"block", t.block},
-          {"position", t.position},
-          {"warmup_steps", t.warmup_steps},
-          {"warmup_stable", t.warmup_stable},
-          {"samples_per_step", t.samples_per_step},
-          {"throughput_samples_per_s", t.throughput_samples_per_s},
-          {"memory", memory_to_json(t.memory)},
-          {"metrics", t.metrics},
-          {"step_times_ms", t.step_times_ms}};
+  ojson j = {{"block", t.block},
+             {"position", t.position},
+             {"warmup_steps", t.warmup_steps},
+             {"warmup_stable", t.warmup_stable},
+             {"samples_per_step", t.samples_per_step},
+             {"throughput_samples_per_s", t.throughput_samples_per_s},
+             {"memory", memory_to_json(t.memory)},
+             {"metrics", t.metrics},
+             {"step_times_ms", t.step_times_ms}};
+  if (!t.step_cpu_times_ms.empty()) j["step_cpu_times_ms"] = t.step_cpu_times_ms;
+  return j;
 }
 
 Trial trial_from_json(const ojson& j) {
@@ -271,6 +322,7 @@ Trial trial_from_json(const ojson& j) {
   t.memory = memory_from_json(j.at("memory"));
   if (j.contains("metrics")) t.metrics = j.at("metrics").get<std::map<std::string, double>>();
   t.step_times_ms = j.at("step_times_ms").get<std::vector<double>>();
+  if (j.contains("step_cpu_times_ms")) t.step_cpu_times_ms = j.at("step_cpu_times_ms").get<std::vector<double>>();
   return t;
 }
 

@@ -90,6 +90,10 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
                             static_cast<int>(position));
         arm.trials.push_back(std::move(outcome.trial));
         arm.info = std::move(outcome.info);
+        if (outcome.profile) {
+          if (!outcome.profile->error.empty()) progress.note("profile: " + arm.name + ": " + outcome.profile->error);
+          arm.profile = std::move(outcome.profile);
+        }
         if (!outcome.invalid_reason.empty()) {  // kept for inspection, never compared
           arm.status = ArmStatus::invalid;
           arm.reason = fmt::format("block {}: {}", block, outcome.invalid_reason);

@@ -38,6 +38,8 @@ static void visit_fields(MeasureSettings& s, Visitor&& visit) {
   visit("bootstrap_resamples", s.bootstrap_resamples);
   visit("seed", s.seed);
   visit("inject_slowdown_pct", s.inject_slowdown_pct);
+  visit("profile_dir", s.profile_dir);
+  visit("profile_steps", s.profile_steps);
 }
 
 void to_json(nlohmann::json& j, const MeasureSettings& s) {

@@ -5,16 +5,39 @@
 #include <torch/cuda.h>
 
 #include <chrono>
+#include <ctime>
 
 namespace tipbench::detail {
 
 namespace {
 
+// CPU time of the whole process (all threads), in milliseconds.
+double process_cpu_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+std::vector<double> differences(const std::vector<double>& stamps) {
+  std::vector<double> out;
+  for (std::size_t i = 1; i < stamps.size(); ++i) out.push_back(stamps[i] - stamps[i - 1]);
+  return out;
+}
+
 class CpuStepTimer final : public StepTimer {
  public:
-  explicit CpuStepTimer(int steps) { stamps_.reserve(steps + 1); }
-  void start() override { stamps_.assign(1, Clock::now()); }
-  void lap() override { stamps_.push_back(Clock::now()); }
+  explicit CpuStepTimer(int steps) {
+    stamps_.reserve(steps + 1);
+    cpu_stamps_.reserve(steps + 1);
+  }
+  void start() override {
+    cpu_stamps_.assign(1, process_cpu_ms());
+    stamps_.assign(1, Clock::now());
+  }
+  void lap() override {
+    stamps_.push_back(Clock::now());
+    cpu_stamps_.push_back(process_cpu_ms());
+  }
   std::vector<double> finish() override {
     std::vector<double> ms;
     for (std::size_t i = 1; i < stamps_.size(); ++i) {
@@ -22,10 +45,12 @@ class CpuStepTimer final : public StepTimer {
     }
     return ms;
   }
+  std::vector<double> cpu_times() const override { return differences(cpu_stamps_); }
 
  private:
   using Clock = std::chrono::steady_clock;
   std::vector<Clock::time_point> stamps_;
+  std::vector<double> cpu_stamps_;
 };
 
 class CudaStepTimer final : public StepTimer {

@@ -63,6 +63,7 @@ std::optional<Comparison> compare(const ArmResult& treatment, const ArmResult& b
                                          .higher_is_better = higher_is_better});
   const double cv = std::max(stats::coefficient_of_variation(paired.treatment),
                              stats::coefficient_of_variation(paired.baseline));
+  c.cv = cv;
   c.noisy = cv > noisy_cv_limit(settings);
   if (c.noisy) {
     c.recommendation = fmt::format(
@@ -80,13 +81,17 @@ void summarize_arm(ArmResult& arm) {
   std::vector<double> steps;
   std::vector<double> throughputs;
   std::vector<double> memory;
+  std::vector<double> cpu_steps;
   for (const auto& t : arm.trials) {
     steps.insert(steps.end(), t.step_times_ms.begin(), t.step_times_ms.end());
+    cpu_steps.insert(cpu_steps.end(), t.step_cpu_times_ms.begin(), t.step_cpu_times_ms.end());
     throughputs.push_back(t.throughput_samples_per_s);
     if (auto m = trial_memory(t, &arm.memory_metric)) memory.push_back(static_cast<double>(*m));
   }
   if (!steps.empty()) arm.step_time_ms = stats::summarize(steps);
   if (!throughputs.empty()) arm.throughput_samples_per_s = stats::summarize(throughputs);
+  arm.step_cpu_time_ms.reset();
+  if (!cpu_steps.empty()) arm.step_cpu_time_ms = stats::summarize(cpu_steps);
   if (!memory.empty()) arm.peak_memory_bytes = static_cast<std::int64_t>(stats::median(memory));
   std::map<std::string, std::vector<double>> metrics;
   for (const auto& t : arm.trials) {
@@ -107,6 +112,10 @@ void summarize_case(CaseResult& c, const MeasureSettings& settings) {
       return std::optional<double>(t.throughput_samples_per_s);
     });
     if (auto cmp = compare(arm, *base, "throughput_samples_per_s", throughput, true, settings)) {
+      c.comparisons.push_back(*cmp);
+    }
+    auto cpu_time = pair_by_block(arm, *base, [](const Trial& t) { return cpu_time_per_step_ms(t); });
+    if (auto cmp = compare(arm, *base, "step_cpu_time_ms", cpu_time, false, settings)) {
       c.comparisons.push_back(*cmp);
     }
     auto memory = pair_by_block(arm, *base, [](const Trial& t) -> std::optional<double> {

@@ -2,6 +2,7 @@
 
 #include "memory_probe.h"
 #include "slowdown.h"
+#include "step_profiler.h"
 #include "step_timer.h"
 
 #include <torch/torch.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 namespace tipbench {
 
@@ -96,6 +98,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   TrialOutcome out;
   Trial& t = out.trial;
   t.step_times_ms = timer->finish();
+  t.step_cpu_times_ms = timer->cpu_times();
   t.metrics = workload->metrics();
   t.memory = memory.end();
   t.block = block;
@@ -109,6 +112,11 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   t.throughput_samples_per_s = total_ms > 0 ? steps * t.samples_per_step / (total_ms / 1000) : 0;
   out.info = workload->info();
   out.invalid_reason = workload->invalid_reason().value_or("");
+  if (!settings.profile_dir.empty() && block == settings.blocks - 1) {  // after everything measured
+    const auto path = std::filesystem::path(settings.profile_dir) /
+                      detail::trace_file_name(arm_name(suite.name(), c, arm));
+    out.profile = detail::profile_steps(*workload, device, settings.profile_steps, path.string());
+  }
   return out;
 }
 

@@ -29,9 +29,7 @@ using ojson = nlohmann::ordered_json;
 
 ojson context_to_json(const SuiteContext& c) {
   return {{"device", c.device.str()}, {"models", c.models}, {"batch_size", c.batch_size},
-          {"seed", c.seed}, {"quick", c.quick}, {"data_dir", c.data_dir},
-          {"loader_only", c.loader_only}, {"corrupt_policy", c.corrupt_policy},
-          {"bucket_mb", c.bucket_mb}};
+          {"seed", c.seed}, {"quick", c.quick}, {"options", c.options}};
 }
 
 SuiteContext context_from_json(const ojson& j) {
@@ -41,10 +39,7 @@ SuiteContext context_from_json(const ojson& j) {
   c.batch_size = j.at("batch_size").get<std::int64_t>();
   c.seed = j.at("seed").get<std::uint64_t>();
   c.quick = j.at("quick").get<bool>();
-  c.data_dir = j.at("data_dir").get<std::string>();
-  c.loader_only = j.at("loader_only").get<bool>();
-  c.corrupt_policy = j.at("corrupt_policy").get<std::string>();
-  c.bucket_mb = j.value("bucket_mb", c.bucket_mb);
+  c.options = j.at("options").get<SuiteOptionValues>();
   return c;
 }
 
@@ -100,8 +95,10 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
   if (code != 0 || !res.contains("trial")) {
     throw std::runtime_error(fmt::format("trial process exited with code {} and no result", code));
   }
-  return {trial_from_json(res.at("trial")), nlohmann::json::parse(res.at("info").dump()),
-          res.value("invalid_reason", std::string())};
+  TrialOutcome outcome{trial_from_json(res.at("trial")), nlohmann::json::parse(res.at("info").dump()),
+                       res.value("invalid_reason", std::string()), std::nullopt};
+  if (res.contains("profile")) outcome.profile = profile_from_json(res.at("profile"));
+  return outcome;
 }
 
 int serve_trial_request(const std::string& request_path, const std::string& response_path) {
@@ -123,6 +120,7 @@ int serve_trial_request(const std::string& request_path, const std::string& resp
                              req.at("position").get<int>());
     res = {{"trial", trial_to_json(outcome.trial)}, {"info", ojson(outcome.info)},
            {"invalid_reason", outcome.invalid_reason}};
+    if (outcome.profile) res["profile"] = profile_to_json(*outcome.profile);
   } catch (const InputError& e) {
     res = {{"error", e.what()}, {"input_error", true}};
     code = 1;

@@ -56,7 +56,7 @@ std::string value_text(const std::string& metric, const stats::MedianInterval& v
 bool noisy(const CellComparison& c, double threshold) { return c.cv > threshold / 2; }
 
 std::string verdict_text(const CellComparison& c, double threshold) {
-  return std::string(stats::to_string(c.verdict)) + (noisy(c, threshold) ? " [noisy]" : "");
+  return verdict_label(c.key.metric, c.verdict) + (noisy(c, threshold) ? " [noisy]" : "");
 }
 
 // Positive = worse, in the metric's own direction.
@@ -98,7 +98,7 @@ void print_comparison(const std::vector<NamedRun>& runs, const gate::CompareOpti
       fmt::print(out, "\n{}\n", arm);
       current_case = arm;
     }
-    fmt::print(out, "  {}\n", key.metric == gate::kThroughput ? "throughput" : key.metric);
+    fmt::print(out, "  {}\n", metric_heading(key.metric));
     for (std::size_t r = 0; r < runs.size(); ++r) {
       auto v = t.values[r].find(key);
       if (v == t.values[r].end()) {
@@ -165,7 +165,7 @@ std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::C
   md += rule + "\n";
   for (const auto& [worst, key] : order) {
     md += fmt::format("| {} | {} |", markdown_escape(key.case_name + "/arm:" + key.arm),
-                      key.metric == gate::kThroughput ? "throughput" : markdown_escape(key.metric));
+                      markdown_escape(metric_heading(key.metric)));
     for (std::size_t r = 0; r < runs.size(); ++r) {
       auto v = t.values[r].find(key);
       md += v == t.values[r].end() ? " - |" : fmt::format(" {} |", format_metric_value(key.metric, v->second.median));
@@ -200,12 +200,14 @@ std::string run_markdown(const NamedRun& run) {
     }
   }
   // Worst first: the lowest throughput ratio, the highest memory ratio.
-  auto bad = [](const Comparison* c) { return c->metric == gate::kThroughput ? 1 - c->estimate.ratio : c->estimate.ratio - 1; };
+  auto bad = [](const Comparison* c) {
+    return gate::higher_is_better(c->metric) ? 1 - c->estimate.ratio : c->estimate.ratio - 1;
+  };
   std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return bad(a.second) > bad(b.second); });
   md += "| case | treatment vs baseline | metric | ratio [95% CI] | verdict |\n|---|---|---|---:|---|\n";
   for (const auto& [name, c] : rows) {
     md += fmt::format("| {} | {} vs {} | {} | {} | {}{} |\n", markdown_escape(name), markdown_escape(c->treatment),
-                      markdown_escape(c->baseline), metric_label(c->metric), ratio_with_ci(*c), stats::to_string(c->verdict),
+                      markdown_escape(c->baseline), metric_label(c->metric), ratio_with_ci(*c), verdict_label(*c),
                       c->noisy ? " [noisy]" : "");
   }
   if (rows.empty()) md += "| - | no comparisons in this run | | | |\n";

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tipbench::reports {
 
 namespace {
@@ -16,15 +18,59 @@ void print_arm(const ArmResult& arm, std::FILE* out) {
   }
   const auto& s = arm.step_time_ms;
   const std::string memory = arm.peak_memory_bytes ? human_bytes(*arm.peak_memory_bytes) : "-";
-  fmt::print(out, "    {:<22} {:<8} {:>9.3f} ({:.3f}-{:.3f}) {:>12.1f} {:>7} {:>11}\n", label,
-             "ok", s.median, s.p10, s.p90, arm.throughput_samples_per_s.median,
-             percent(arm.throughput_samples_per_s.cv), memory);
+  const std::string cpu = arm.step_cpu_time_ms ? fmt::format("{:.3f}", arm.step_cpu_time_ms->median) : "-";
+  fmt::print(out, "    {:<22} {:<8} {:>9.3f} ({:.3f}-{:.3f}) {:>9} {:>12.1f} {:>7} {:>11}\n", label, "ok", s.median,
+             s.p10, s.p90, cpu, arm.throughput_samples_per_s.median, percent(arm.throughput_samples_per_s.cv), memory);
 }
 
 void print_comparison(const Comparison& c, std::FILE* out) {
   fmt::print(out, "    {} vs {}: {} {}  {}{}\n", c.treatment, c.baseline, metric_label(c.metric),
              ratio_with_ci(c), verdict_label(c), c.noisy ? "  [noisy]" : "");
-  if (!c.recommendation.empty()) fmt::print(out, "      -> {}\n", c.recommendation);
+}
+
+// The noisiest comparison of a case, or nullptr when none is noisy.
+const Comparison* noisiest(const CaseResult& c) {
+  const Comparison* worst = nullptr;
+  for (const auto& cmp : c.comparisons) {
+    if (cmp.noisy && (!worst || cmp.cv > worst->cv)) worst = &cmp;
+  }
+  return worst;
+}
+
+// One line per case however many of its rows are noisy: the worst CV and the blocks it needs.
+void print_case_noise(const CaseResult& c, const MeasureSettings& settings, std::FILE* out) {
+  const Comparison* worst = noisiest(c);
+  if (!worst) return;
+  fmt::print(out, "    noise: between-block CV up to {} ({}): --blocks {} would resolve a {:g}% effect\n",
+             percent(worst->cv), metric_label(worst->metric),
+             stats::blocks_needed(worst->cv, settings.practical_threshold), 100 * settings.practical_threshold);
+}
+
+// The run's footer: how many rows are noisy and the one thing to do about it.
+void print_noise_footer(const Result& result, std::FILE* out) {
+  const auto& settings = result.context.settings;
+  int rows = 0;
+  int noisy_rows = 0;
+  double worst_cv = 0;
+  for (const auto& suite : result.suites) {
+    for (const auto& c : suite.cases) {
+      for (const auto& cmp : c.comparisons) {
+        ++rows;
+        if (!cmp.noisy) continue;
+        ++noisy_rows;
+        worst_cv = std::max(worst_cv, cmp.cv);
+      }
+    }
+  }
+  if (noisy_rows == 0) return;
+  const bool on_cpu = result.context.device == "cpu";
+  fmt::print(out,
+             "\nnoise: {} of {} comparisons are [noisy] (between-block CV above {}): their verdicts cannot resolve "
+             "a {:g}% effect. {}, or raise --blocks (the noisiest needs {}).\n",
+             noisy_rows, rows, percent(noisy_cv_limit(settings)), 100 * settings.practical_threshold,
+             on_cpu ? "Run on an idle machine with the threads pinned (OMP_NUM_THREADS=1, taskset)"
+                    : "Run with the GPU to yourself (no other jobs, clocks steady)",
+             stats::blocks_needed(worst_cv, settings.practical_threshold));
 }
 
 }  // namespace
@@ -36,13 +82,15 @@ void print_run_summary(const Result& result, std::FILE* out) {
     fmt::print(out, "\n{} - {}\n", suite.name, suite.description);
     for (const auto& c : suite.cases) {
       fmt::print(out, "  {}\n", c.name);
-      fmt::print(out, "    {:<22} {:<8} {:>9} {:<13} {:>12} {:>7} {:>11}\n", "arm", "status",
-                 "step ms", "(p10-p90)", "samples/s", "CV", "peak mem");
+      fmt::print(out, "    {:<22} {:<8} {:>9} {:<13} {:>9} {:>12} {:>7} {:>11}\n", "arm", "status", "step ms",
+                 "(p10-p90)", "cpu ms", "samples/s", "CV", "peak mem");
       for (const auto& arm : c.arms) print_arm(arm, out);
       for (const auto& cmp : c.comparisons) print_comparison(cmp, out);
+      print_case_noise(c, result.context.settings, out);
     }
     for (const auto& note : suite.notes) fmt::print(out, "  {}\n", note);
   }
+  print_noise_footer(result, out);
   for (const auto& w : result.context.warnings) fmt::print(out, "\nwarning: {}\n", w);
   if (!injected.empty()) fmt::print(out, "\n{}\n", injected);
 }

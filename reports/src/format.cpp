@@ -1,5 +1,7 @@
 #include "tipbench/reports/format.h"
 
+#include "tipbench/gate/cells.h"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -27,17 +29,32 @@ std::string ratio_with_ci(const Comparison& c) {
 }
 
 std::string metric_label(const std::string& metric) {
-  return metric == "throughput_samples_per_s" ? "throughput" : "memory";
+  if (metric == gate::kThroughput) return "throughput";
+  if (metric == gate::kCpuTime) return "cpu time";
+  return "memory";
 }
 
-std::string verdict_label(const Comparison& c) {
-  if (metric_label(c.metric) == "throughput") return std::string(stats::to_string(c.verdict));
-  switch (c.verdict) {
+std::string metric_heading(const std::string& metric) {
+  const std::string label = metric_label(metric);
+  return label == "memory" ? metric : label;
+}
+
+std::string verdict_label(const std::string& metric, stats::Verdict verdict) {
+  if (metric_label(metric) != "memory") return std::string(stats::to_string(verdict));
+  switch (verdict) {
     case stats::Verdict::faster: return "less memory";
     case stats::Verdict::slower: return "more memory";
     case stats::Verdict::no_significant_difference: break;
   }
-  return std::string(stats::to_string(c.verdict));
+  return std::string(stats::to_string(verdict));
+}
+
+std::string verdict_label(const Comparison& c) { return verdict_label(c.metric, c.verdict); }
+
+std::string format_metric_value(const std::string& metric, double value) {
+  if (metric == gate::kThroughput) return fmt::format("{:.1f}/s", value);
+  if (metric == gate::kCpuTime) return fmt::format("{:.3f} ms", value);
+  return human_bytes(static_cast<std::int64_t>(value));
 }
 
 std::string injected_slowdown_banner(const Result& result) {

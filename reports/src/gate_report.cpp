@@ -1,6 +1,7 @@
 #include "tipbench/reports/gate_report.h"
 
 #include "tipbench/reports/escape.h"
+#include "tipbench/reports/format.h"
 #include "tipbench/reports/run_set.h"
 
 #include <fmt/format.h>
@@ -10,9 +11,7 @@ namespace tipbench::reports {
 
 namespace {
 
-std::string metric_name(const std::string& metric) {
-  return metric == gate::kThroughput ? "throughput" : metric;
-}
+std::string metric_name(const std::string& metric) { return metric_heading(metric); }
 
 std::string check_label(const gate::Check& c) {
   return c.key.case_name + "/arm:" + c.key.arm + " " + metric_name(c.key.metric);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -52,7 +53,30 @@ std::string warnings(const std::vector<NamedRun>& runs) {
   return h;
 }
 
-std::string arm_tables(const NamedRun& run) {
+// "aten::addmm 1.234 ms (2x) · ..." per step.
+std::string top_ops_text(const std::vector<OpTime>& ops) {
+  std::string text;
+  for (const auto& op : ops) {
+    if (!text.empty()) text += " \u00b7 ";
+    text += fmt::format("{} {:.3f} ms ({}x)", op.name, op.self_ms_per_step, op.calls_per_step);
+  }
+  return text;
+}
+
+// The arm's profile: a link to its trace (relative to the page) and the ops with the most self time.
+std::string profile_row(const ArmProfile& p, const std::string& page_dir) {
+  if (!p.error.empty()) return fmt::format("<tr><td colspan=7 class=note>profile: not written: {}</td></tr>\n", html_escape(p.error));
+  namespace fs = std::filesystem;
+  std::string href = p.trace_file;
+  if (!page_dir.empty()) href = fs::absolute(p.trace_file).lexically_relative(fs::absolute(page_dir)).generic_string();
+  std::string h = fmt::format("<tr><td colspan=7 class=note>profile ({} steps, <a href=\"{}\">trace</a>): top CPU ops by self "
+                              "time per step: {}",
+                              p.steps, html_escape(href), html_escape(top_ops_text(p.top_cpu_ops)));
+  if (!p.top_cuda_kernels.empty()) h += "; top CUDA kernels: " + html_escape(top_ops_text(p.top_cuda_kernels));
+  return h + "</td></tr>\n";
+}
+
+std::string arm_tables(const NamedRun& run, const std::string& page_dir) {
   std::string h = fmt::format("<h2>Arms of {}</h2>\n", html_escape(run.label));
   for (const auto& suite : run.result.suites) {
     h += fmt::format("<h3>{}</h3><p class=note>{}</p>\n", html_escape(suite.name), html_escape(suite.description));
@@ -72,6 +96,7 @@ std::string arm_tables(const NamedRun& run) {
             html_escape(arm.name), arm.baseline ? " (baseline)" : "", s.median, s.p10, s.p90,
             arm.throughput_samples_per_s.median, percent(arm.throughput_samples_per_s.cv),
             arm.peak_memory_bytes ? human_bytes(*arm.peak_memory_bytes) : "-");
+        if (arm.profile) h += profile_row(*arm.profile, page_dir);
       }
       for (const auto& cmp : c.comparisons) {
         h += fmt::format("<tr><td colspan=7 class=note>{} vs {}: {} {} {}{}</td></tr>\n", html_escape(cmp.treatment),
@@ -110,7 +135,7 @@ std::string read_chartjs(const std::string& path) {
 }
 
 std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>& runs,
-                        const std::string& chartjs_source) {
+                        const std::string& chartjs_source, const std::string& page_dir) {
   const std::string title = model.value("title", "tipbench report");
   std::string h = "<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n";
   h += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
@@ -121,7 +146,7 @@ std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>
   h += "<h2>Runs</h2>\n" + run_table(runs);
   h += "<h2>Charts</h2>\n<div id=charts></div>\n";
   if (model.at("charts").empty()) h += "<p class=note>No chart has data in these runs.</p>\n";
-  for (const auto& r : runs) h += arm_tables(r);
+  for (const auto& r : runs) h += arm_tables(r, page_dir);
   h += "<p class=note>Throughput ratios are medians over blocks with 95% bootstrap intervals; see "
        "docs/measurement.md and docs/reports.md in the tipbench repository.</p>\n";
   h += "<script type=\"application/json\" id=\"tipbench-model\">" + json_for_script(model) + "</script>\n";

@@ -16,11 +16,6 @@ std::vector<gate::RunComparison> compare_to_reference(const std::vector<NamedRun
   return out;
 }
 
-std::string format_metric_value(const std::string& metric, double value) {
-  if (metric == gate::kThroughput) return fmt::format("{:.1f}/s", value);
-  return human_bytes(static_cast<std::int64_t>(value));
-}
-
 std::string format_delta(const gate::CellComparison& c) {
   const auto& e = c.test.estimate;
   return fmt::format("{:+.1f}% [{:+.1f}%, {:+.1f}%]", 100 * (e.ratio - 1), 100 * (e.ci_low - 1),

@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <chrono>
 #include <csignal>
@@ -132,6 +134,12 @@ TEST(CliUsage, BadNumbersAreUsageErrors) {
   EXPECT_EQ(cli({"run", "--blocks", "many"}).code, tipbench::exit_code::usage);
   EXPECT_EQ(cli({"run", "--batch-size", "0"}).code, tipbench::exit_code::usage);
   EXPECT_EQ(cli({"run", "--threshold", "0"}).code, tipbench::exit_code::usage);
+  // Options suites declare are checked from their declarations, before anything runs.
+  const auto bucket = cli({"run", "--suite", "data_parallel", "--bucket-mb", "0"});
+  EXPECT_EQ(bucket.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(bucket.err, "--bucket-mb: 0 is outside [0.001, 4096]")) << bucket.err;
+  EXPECT_EQ(cli({"run", "--suite", "data_parallel", "--bucket-mb", "big"}).code, tipbench::exit_code::usage);
+  EXPECT_EQ(cli({"run", "--profile", "--quick"}).code, tipbench::exit_code::usage);
 }
 
 // The options kept in a partial run file come back as they were; damaged values are InputError
@@ -219,6 +227,26 @@ TEST(CliList, NamesEverySuiteAndModel) {
     EXPECT_TRUE(contains(o.out, "zero_grad/model:small_cnn/batch:32")) << o.out;
     EXPECT_TRUE(contains(o.out, "skipped here:")) << o.out;  // cudnn_benchmark on a CPU
   }
+}
+
+// The options suites declare are flags of `run`, named with the suites in --help and `list --options`.
+TEST(CliList, OptionsListsWhatSuitesDeclare) {
+  std::map<std::string, std::vector<std::string>> declared;
+  for (const auto& [option, suites] : tipbench::declared_options()) declared[option.name] = suites;
+  EXPECT_EQ(declared["data"], std::vector<std::string>{"dataloader"});
+  EXPECT_EQ(declared["loader-only"], std::vector<std::string>{"dataloader"});
+  EXPECT_EQ(declared["corrupt-policy"], std::vector<std::string>{"dataloader"});
+  EXPECT_EQ(declared["bucket-mb"], std::vector<std::string>{"data_parallel"});
+  const auto list = cli({"list", "--options"});
+  ASSERT_EQ(list.code, tipbench::exit_code::ok) << list.err;
+  const auto help = cli({"run", "--help"});
+  for (const auto& [name, suites] : declared) {
+    EXPECT_TRUE(contains(list.out, "--" + name + "  (")) << list.out;
+    EXPECT_TRUE(contains(help.out, "--" + name)) << help.out;
+  }
+  EXPECT_TRUE(contains(list.out, "one of skip, fail; default: skip")) << list.out;
+  EXPECT_TRUE(contains(list.out, "number in [0.001, 4096]; default: 25")) << list.out;
+  EXPECT_TRUE(contains(help.out, "data_parallel: gradient bucket size in MB")) << help.out;
 }
 
 TEST(CliEnv, PrintsTheFingerprintAsJson) {
@@ -312,6 +340,54 @@ TEST(CliRun, QuickZeroGradRunWritesAReadableResult) {
   EXPECT_LE(cmp.estimate.ci_low, cmp.estimate.ratio);
   EXPECT_GE(cmp.estimate.ci_high, cmp.estimate.ratio);
   EXPECT_EQ(list_dir(dir / "nested"), std::vector<std::string>{"r.json"});
+}
+
+// A CPU run records the process CPU time of every timed step beside its wall time, compares it,
+// and with --profile writes one Chrome trace per arm, after the last block only.
+TEST(CliRun, CpuTimeIsRecordedAndProfileWritesATracePerArm) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "CPU time is recorded on CPU runs";
+  const auto dir = fresh_scratch_dir("cli_run_profile");
+  const std::string out = (dir / "r.json").string();
+  const std::string traces = (dir / "traces").string();
+  const auto o = cli({"run", "--quick", "--suite", "zero_grad", "--device", "cpu", "--blocks", "3", "--out", out,
+                      "--profile", traces});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto r = tipbench::read_result(out);
+  EXPECT_EQ(r.context.settings.profile_dir, traces);
+  const auto& c = r.suites.at(0).cases.at(0);
+  for (const auto& arm : c.arms) {
+    SCOPED_TRACE(arm.name);
+    for (const auto& t : arm.trials) {
+      ASSERT_EQ(t.step_cpu_times_ms.size(), t.step_times_ms.size());
+      for (double ms : t.step_cpu_times_ms) EXPECT_GT(ms, 0);
+    }
+    ASSERT_TRUE(arm.step_cpu_time_ms.has_value());
+    EXPECT_EQ(arm.step_cpu_time_ms->n, arm.step_time_ms.n);
+
+    ASSERT_TRUE(arm.profile.has_value());
+    EXPECT_EQ(arm.profile->error, "");
+    EXPECT_EQ(arm.profile->steps, 5);
+    EXPECT_EQ(arm.profile->trace_file, (fs::path(traces) / (arm.name.substr(0, arm.name.find('/')) +
+                                                            ".model-small_cnn.batch-32.arm-" + arm.arm + ".trace.json"))
+                                           .string());
+    nlohmann::json trace;
+    ASSERT_NO_THROW(trace = nlohmann::json::parse(read_bytes(arm.profile->trace_file))) << arm.profile->trace_file;
+    std::set<std::string> names;
+    for (const auto& e : trace.at("traceEvents")) {
+      if (e.contains("name") && e.at("name").is_string()) names.insert(e.at("name").get<std::string>());
+    }
+    EXPECT_TRUE(names.contains("aten::conv2d")) << "small_cnn's convolutions are in the trace";
+    EXPECT_TRUE(names.contains("aten::addmm")) << "and its classifier";
+    ASSERT_FALSE(arm.profile->top_cpu_ops.empty());
+    EXPECT_LE(arm.profile->top_cpu_ops.size(), 5u);
+    EXPECT_GT(arm.profile->top_cpu_ops.front().self_ms_per_step, 0);
+    EXPECT_TRUE(arm.profile->top_cuda_kernels.empty());
+  }
+  EXPECT_EQ(list_dir(traces).size(), c.arms.size());  // no partial trace left behind
+  bool cpu_time_compared = false;
+  for (const auto& cmp : c.comparisons) cpu_time_compared |= cmp.metric == "step_cpu_time_ms";
+  EXPECT_TRUE(cpu_time_compared);
+  EXPECT_TRUE(contains(o.out, "cpu time x")) << o.out;
 }
 
 // ---------------------------------------------------------------------------------------------

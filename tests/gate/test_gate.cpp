@@ -93,6 +93,28 @@ TEST(Gate, PlantedFivePercentSlowdownIsCaughtAndConfirmed) {
   EXPECT_EQ(caught, 20);
 }
 
+// A CPU run's CPU time per step is a cell of its own (lower is better); a config that gates it
+// catches a slowdown there, and the default config leaves it ungated.
+TEST(Gate, CpuTimeIsGatedWhereTheConfigSaysSo) {
+  const auto base = synthetic_run({.cv = 0.01, .seed = 7, .cpu_time = true});
+  const auto current = synthetic_run({.cv = 0.01, .factor = 0.95, .seed = 8, .cpu_time = true});
+  const auto cells = g::extract_cells(current);
+  EXPECT_EQ(std::count_if(cells.begin(), cells.end(), [](const g::Cell& c) { return c.key.metric == g::kCpuTime; }), 2);
+  EXPECT_FALSE(g::higher_is_better(g::kCpuTime));
+
+  g::GateConfig cpu_time;
+  cpu_time.metrics = {{g::kCpuTime, 0.03}};
+  auto report = stored_gate(base, current, cpu_time);
+  g::confirm_candidates(report, remeasure_from(base, {.cv = 0.01, .factor = 0.95, .seed = 9, .cpu_time = true}), cpu_time);
+  EXPECT_EQ(report.exit_code(), 1);
+  ASSERT_FALSE(report.checks.empty());
+  for (const auto& check : report.checks) EXPECT_EQ(check.key.metric, g::kCpuTime);
+  EXPECT_NE(report.checks.front().key.label().find("cpu time"), std::string::npos) << report.checks.front().key.label();
+
+  const auto by_default = stored_gate(base, current);
+  for (const auto& check : by_default.checks) EXPECT_NE(check.key.metric, g::kCpuTime);
+}
+
 TEST(Gate, ACandidateThatDoesNotReproduceIsTreatedAsNoise) {
   const auto base = synthetic_run({.cv = 0.01, .seed = 1});
   const auto current = synthetic_run({.cv = 0.01, .factor = 0.9, .seed = 2});  // a one-off slow run
@@ -261,6 +283,12 @@ TEST(GateConfig, RoundTripsThroughJson) {
 TEST(GateConfig, TheCommittedConfigParses) {
   const auto cfg = g::read_gate_config(std::string(TIPBENCH_SOURCE_DIR) + "/ci/gate-thresholds.json");
   EXPECT_TRUE(cfg.threshold_for("zero_grad", "throughput_samples_per_s").has_value());
+  // The CPU-time config: CPU time everywhere but in the dataloader suite, whose steps wait.
+  const auto cpu = g::read_gate_config(std::string(TIPBENCH_SOURCE_DIR) + "/ci/gate-cpu-time.json");
+  EXPECT_EQ(cpu.threshold_for("zero_grad", g::kCpuTime), 0.03);
+  EXPECT_FALSE(cpu.threshold_for("zero_grad", g::kThroughput).has_value());
+  EXPECT_FALSE(cpu.threshold_for("dataloader", g::kCpuTime).has_value());
+  EXPECT_EQ(cpu.threshold_for("dataloader", g::kThroughput), 0.05);
 }
 
 // ---------------------------------------------------------------------------------------------

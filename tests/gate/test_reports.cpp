@@ -3,6 +3,7 @@
 // result never reach the page unescaped, the Google Benchmark JSON shape tools/compare.py reads,
 // and the Markdown tables (worst first, fingerprints and injected runs marked).
 #include "tipbench/reports/comparison_report.h"
+#include "tipbench/reports/console.h"
 #include "tipbench/reports/escape.h"
 #include "tipbench/reports/gate_report.h"
 #include "tipbench/reports/gbench.h"
@@ -12,10 +13,12 @@
 #include "scratch_dir.h"
 #include "synthetic.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -234,6 +237,78 @@ TEST(Markdown, ComparisonListsTheWorstChangeFirstAndMarksOtherHardware) {
   ASSERT_NE(first_row, std::string::npos) << md;
   EXPECT_TRUE(has(md.substr(first_row, md.find('\n', first_row) - first_row), "arm:treat")) << md;
   EXPECT_TRUE(has(md, "**slower**")) << md;
+}
+
+// What print_run_summary writes, as a string.
+std::string console_text(const Result& result) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = ::open_memstream(&buffer, &size);
+  r::print_run_summary(result, out);
+  std::fclose(out);
+  std::string text(buffer, size);
+  std::free(buffer);
+  return text;
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// A noisy run (CV 10%, far above the 1% limit of a 2% threshold) has three noisy rows per case
+// (throughput, cpu time, memory is steady): the console says so once per case and once at the end.
+TEST(RunConsole, OneNoiseLinePerCaseAndOneFooter) {
+  const auto noisy = synthetic_run({.cases_per_suite = 2, .cv = 0.10, .cpu_time = true});
+  std::size_t noisy_rows = 0;
+  for (const auto& c : noisy.suites[0].cases) {
+    for (const auto& cmp : c.comparisons) noisy_rows += cmp.noisy ? 1 : 0;
+  }
+  ASSERT_GE(noisy_rows, 2u);  // more rows than cases: one line each would repeat itself
+  const std::string text = console_text(noisy);
+  EXPECT_EQ(count_of(text, "    noise: between-block CV up to"), 2u) << text;
+  EXPECT_EQ(count_of(text, "\nnoise: "), 1u) << text;
+  EXPECT_TRUE(has(text, fmt::format("{} of ", noisy_rows))) << text;
+  EXPECT_TRUE(has(text, "OMP_NUM_THREADS=1")) << text;  // a CPU run: pin the threads
+  EXPECT_FALSE(has(text, "re-run with")) << text;        // the per-row recommendation is gone
+  EXPECT_TRUE(has(text, "cpu time x")) << text;          // the CPU-time comparison has its row
+
+  const std::string calm = console_text(synthetic_run({.cv = 0.001}));
+  EXPECT_FALSE(has(calm, "noise:")) << calm;
+}
+
+// Memory rows never say faster or slower, in any reporter.
+TEST(Markdown, MemoryVerdictsSayMoreOrLessMemory) {
+  auto run = synthetic_run({.cv = 0.001});
+  for (auto& t : run.suites[0].cases[0].arms[1].trials) t.memory.peak_rss_growth_bytes = 2 << 20;
+  tipbench::summarize_case(run.suites[0].cases[0], run.context.settings);
+  const std::string md = r::run_markdown({"run.json", run});
+  const auto row = md.substr(md.find("| memory |"));
+  EXPECT_TRUE(has(row.substr(0, row.find('\n')), "more memory")) << md;
+  EXPECT_FALSE(has(row.substr(0, row.find('\n')), "slower")) << md;
+  EXPECT_TRUE(has(console_text(run), "memory x2.000 [2.000, 2.000]  more memory")) << console_text(run);
+
+  auto head = synthetic_run({.cv = 0.001, .seed = 2});
+  for (auto& t : head.suites[0].cases[0].arms[1].trials) t.memory.peak_rss_growth_bytes = 2 << 20;
+  const std::string cmp = r::comparison_markdown({{"a.json", synthetic_run({.cv = 0.001})}, {"b.json", head}}, {});
+  EXPECT_TRUE(has(cmp, "more memory")) << cmp;
+  EXPECT_FALSE(has(cmp, "slower")) << cmp;
+}
+
+TEST(HtmlPage, AProfiledArmLinksItsTraceRelativeToThePageAndNamesItsTopOps) {
+  auto run = synthetic_run({});
+  tipbench::ArmProfile profile;
+  profile.trace_file = "out/traces/zero_grad.arm-treat.trace.json";
+  profile.steps = 5;
+  profile.top_cpu_ops = {{"aten::mkldnn_convolution", 1.25, 3}, {"aten::<evil>", 0.5, 1}};
+  run.suites[0].cases[0].arms[1].profile = profile;
+  const std::vector<NamedRun> runs{{"run.json", run}};
+  const std::string html = r::render_html(r::report_model(runs, {}, {}), runs, "", "out/report");
+  EXPECT_TRUE(has(html, "href=\"../traces/zero_grad.arm-treat.trace.json\"")) << html;
+  EXPECT_TRUE(has(html, "aten::mkldnn_convolution 1.250 ms (3x)")) << html;
+  EXPECT_TRUE(has(html, "aten::&lt;evil&gt;")) << html;
+  EXPECT_FALSE(has(html, "aten::<evil>")) << html;
 }
 
 TEST(Markdown, InjectedRunsAreMarkedEverywhere) {

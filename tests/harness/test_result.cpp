@@ -131,10 +131,21 @@ Result sample_result() {
     base.trials.push_back(tb);
     Trial tt = make_trial(b, 1 - b % 2, 11.0 + b, 64, 6);
     tt.memory.peak_allocated_bytes = 1'100'000'000 + b;
+    tt.step_cpu_times_ms.assign(6, 21.5 + b);  // as a CPU run records them
     treat.trials.push_back(tt);
   }
   tipbench::summarize_arm(base);
   tipbench::summarize_arm(treat);
+  tipbench::ArmProfile profile;
+  profile.trace_file = "traces/zero_grad.model-resnet18.batch-64.arm-zero.trace.json";
+  profile.steps = 5;
+  profile.top_cpu_ops = {{"aten::mkldnn_convolution", 4.25, 20}, {"aten::addmm", 0.5, 1}};
+  profile.top_cuda_kernels = {{"sm90_xmma_gemm", 1.125, 3}};
+  treat.profile = profile;
+  tipbench::ArmProfile failed_profile;
+  failed_profile.steps = 5;
+  failed_profile.error = "profiler unavailable";
+  base.profile = failed_profile;
 
   ArmResult skipped;
   skipped.name = cr.name + "/arm:other";
@@ -155,15 +166,19 @@ Result sample_result() {
   cmp.metric = "throughput_samples_per_s";
   cmp.estimate = {0.912345678901, 0.9, 0.93, 3};
   cmp.verdict = Verdict::slower;
+  cmp.cv = 0.0625;
   cmp.noisy = true;
   cmp.recommendation = "re-run with --blocks 40";
+  Comparison cpu = cmp;
+  cpu.metric = "step_cpu_time_ms";
+  cpu.estimate = {1.05, 1.01, 1.08, 3};
   Comparison mem = cmp;
   mem.metric = "peak_allocated_bytes";
   mem.estimate = {1.1, 1.09, 1.11, 3};
   mem.verdict = Verdict::no_significant_difference;
   mem.noisy = false;
   mem.recommendation = "";
-  cr.comparisons = {cmp, mem};
+  cr.comparisons = {cmp, cpu, mem};
   s.cases.push_back(cr);
 
   tipbench::SuiteResult empty;  // a suite whose every case was skipped still has its row
@@ -181,7 +196,7 @@ std::string sample_text() { return tipbench::to_json_document(sample_result()).d
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.1");
+  EXPECT_EQ(tipbench::schema_version(), "1.2");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
 }
 
@@ -226,20 +241,42 @@ TEST(ResultSchema, DocumentRoundTripsThroughParse) {
   EXPECT_TRUE(arms[1].metrics.empty());
   EXPECT_TRUE(arms[1].trials.at(0).metrics.empty());
   EXPECT_EQ(arms[0].throughput_samples_per_s.n, 3u);
+  // CPU time per step (schema 1.2): recorded where a trial has it, absent where not.
+  EXPECT_TRUE(arms[0].trials.at(0).step_cpu_times_ms.empty());
+  EXPECT_FALSE(arms[0].step_cpu_time_ms.has_value());
+  EXPECT_EQ(arms[1].trials.at(2).step_cpu_times_ms, std::vector<double>(6, 23.5));
+  ASSERT_TRUE(arms[1].step_cpu_time_ms.has_value());
+  EXPECT_EQ(arms[1].step_cpu_time_ms->n, 18u);
+  EXPECT_EQ(arms[1].step_cpu_time_ms->median, 22.5);
+  EXPECT_EQ(tipbench::cpu_time_per_step_ms(arms[1].trials.at(1)), 22.5);
+  EXPECT_EQ(tipbench::cpu_time_per_step_ms(arms[0].trials.at(1)), std::nullopt);
+  // Profiles (schema 1.2): the trace, its top ops, and why one was not written.
+  ASSERT_TRUE(arms[1].profile.has_value());
+  EXPECT_EQ(arms[1].profile->trace_file, "traces/zero_grad.model-resnet18.batch-64.arm-zero.trace.json");
+  EXPECT_EQ(arms[1].profile->top_cpu_ops.at(0).name, "aten::mkldnn_convolution");
+  EXPECT_EQ(arms[1].profile->top_cpu_ops.at(0).self_ms_per_step, 4.25);
+  EXPECT_EQ(arms[1].profile->top_cpu_ops.at(0).calls_per_step, 20);
+  EXPECT_EQ(arms[1].profile->top_cuda_kernels.at(0).name, "sm90_xmma_gemm");
+  EXPECT_EQ(arms[1].profile->error, "");
+  ASSERT_TRUE(arms[0].profile.has_value());
+  EXPECT_EQ(arms[0].profile->error, "profiler unavailable");
+  EXPECT_FALSE(arms[2].profile.has_value());
   const auto& cmps = back.suites[0].cases[0].comparisons;
-  ASSERT_EQ(cmps.size(), 2u);
+  ASSERT_EQ(cmps.size(), 3u);
   EXPECT_EQ(cmps[0].estimate.ratio, 0.912345678901);  // doubles survive exactly
   EXPECT_EQ(cmps[0].verdict, Verdict::slower);
+  EXPECT_EQ(cmps[0].cv, 0.0625);
   EXPECT_TRUE(cmps[0].noisy);
   EXPECT_EQ(cmps[0].recommendation, "re-run with --blocks 40");
-  EXPECT_EQ(cmps[1].metric, "peak_allocated_bytes");
+  EXPECT_EQ(cmps[1].metric, "step_cpu_time_ms");
+  EXPECT_EQ(cmps[2].metric, "peak_allocated_bytes");
 }
 
 TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.1");
+  EXPECT_EQ(doc.at("schema_version"), "1.2");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));
@@ -564,6 +601,8 @@ MeasureSettings unusual_settings() {
   s.bootstrap_resamples = 4321;
   s.seed = std::numeric_limits<std::uint64_t>::max() - 5;  // beyond int64
   s.inject_slowdown_pct = 7.5;
+  s.profile_dir = "traces/run 1";
+  s.profile_steps = 3;
   return s;
 }
 
@@ -581,12 +620,14 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
   EXPECT_EQ(a.bootstrap_resamples, b.bootstrap_resamples);
   EXPECT_EQ(a.seed, b.seed);
   EXPECT_EQ(a.inject_slowdown_pct, b.inject_slowdown_pct);
+  EXPECT_EQ(a.profile_dir, b.profile_dir);
+  EXPECT_EQ(a.profile_steps, b.profile_steps);
 }
 
 TEST(MeasureSettingsJson, RoundTripsEveryField) {
   const MeasureSettings s = unusual_settings();
   const nlohmann::json j = s;
-  EXPECT_EQ(j.size(), 13u);
+  EXPECT_EQ(j.size(), 15u);
   const auto back = j.get<MeasureSettings>();
   expect_same_settings(back, s);
   // Through text too, as it travels in a result file.

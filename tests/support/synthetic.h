@@ -27,6 +27,7 @@ struct SyntheticSpec {
   std::uint64_t seed = 0;
   std::string timestamp = "2026-11-21T09:00:00Z";
   bool memory = true;
+  bool cpu_time = false;  // trials carry process CPU time per step (a CPU run's step_cpu_times_ms)
 };
 
 inline Result synthetic_run(const SyntheticSpec& spec) {
@@ -62,6 +63,7 @@ inline Result synthetic_run(const SyntheticSpec& spec) {
           t.throughput_samples_per_s = spec.throughput * spec.factor * (1 + noise(rng));
           const double ms = 8000.0 / t.throughput_samples_per_s;
           t.step_times_ms = {ms, ms, ms};
+          if (spec.cpu_time) t.step_cpu_times_ms = {2 * ms, 2 * ms, 2 * ms};  // two busy threads
           if (spec.memory) t.memory.peak_rss_growth_bytes = 1 << 20;
           a.trials.push_back(t);
         }

@@ -22,7 +22,7 @@ constexpr std::array<MemoryField, 3> kMemoryFields{{
 }  // namespace
 
 std::vector<std::string> known_metrics() {
-  std::vector<std::string> names{kThroughput};
+  std::vector<std::string> names{kThroughput, kCpuTime};
   for (const auto& m : kMemoryFields) names.emplace_back(m.name);
   return names;
 }
@@ -35,7 +35,7 @@ bool is_known_metric(const std::string& metric) {
 bool higher_is_better(const std::string& metric) { return metric == kThroughput; }
 
 std::string CellKey::label() const {
-  const std::string what = metric == kThroughput ? "throughput" : metric;
+  const std::string what = metric == kThroughput ? "throughput" : metric == kCpuTime ? "cpu time" : metric;
   return case_name + "/arm:" + arm + " " + what;
 }
 
@@ -53,18 +53,21 @@ std::vector<Cell> extract_cells(const Result& result) {
       for (const auto& arm : c.arms) {
         if (arm.status != ArmStatus::ok || arm.trials.empty()) continue;
         Cell throughput{{suite.name, c.name, arm.arm, kThroughput}, {}};
+        Cell cpu_time{{suite.name, c.name, arm.arm, kCpuTime}, {}};
         std::array<Cell, kMemoryFields.size()> memory;
         for (std::size_t i = 0; i < kMemoryFields.size(); ++i) {
           memory[i].key = {suite.name, c.name, arm.arm, kMemoryFields[i].name};
         }
         for (const auto& t : arm.trials) {
           if (t.throughput_samples_per_s > 0) throughput.by_block[t.block] = t.throughput_samples_per_s;
+          if (auto ms = cpu_time_per_step_ms(t); ms && *ms > 0) cpu_time.by_block[t.block] = *ms;
           for (std::size_t i = 0; i < kMemoryFields.size(); ++i) {
             const auto& value = t.memory.*(kMemoryFields[i].field);
             if (value && *value > 0) memory[i].by_block[t.block] = static_cast<double>(*value);
           }
         }
         if (!throughput.by_block.empty()) cells.push_back(std::move(throughput));
+        if (!cpu_time.by_block.empty()) cells.push_back(std::move(cpu_time));
         for (auto& m : memory) {
           if (!m.by_block.empty()) cells.push_back(std::move(m));
         }

@@ -17,6 +17,15 @@ std::vector<const Suite*> all_suites();
 const Suite* find_suite(const std::string& name);  // nullptr when unknown
 std::vector<std::string> suite_names();
 
+// Every option the registered suites declare, once per name, with the suites that declare it (in
+// registration order). Two suites may share an option only with the same type, default and
+// choices; anything else is a programming error (std::logic_error).
+struct DeclaredOption {
+  SuiteOption option;
+  std::vector<std::string> suites;
+};
+std::vector<DeclaredOption> declared_options();
+
 }  // namespace tipbench
 
 #define TIPBENCH_REGISTER_SUITE(Type) \

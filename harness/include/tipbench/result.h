@@ -22,8 +22,8 @@
 namespace tipbench {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 1;  // 1.1: arm status "invalid"
-std::string schema_version();  // "1.1"
+inline constexpr int kSchemaMinor = 2;  // 1.1: arm status "invalid"; 1.2: CPU time, profiles
+std::string schema_version();  // "1.2"
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {
@@ -46,9 +46,30 @@ struct Trial {
   bool warmup_stable = false;
   std::int64_t samples_per_step = 0;
   std::vector<double> step_times_ms;
+  // CPU devices: the process's CPU time (all threads) of each timed step; empty on CUDA.
+  std::vector<double> step_cpu_times_ms;
   double throughput_samples_per_s = 0;  // total samples / total timed time of the trial
   MemoryUse memory;
   std::map<std::string, double> metrics;  // the workload's own measurements (Workload::metrics)
+};
+
+// CPU milliseconds per timed step of a trial (total over its steps); nullopt when not recorded.
+std::optional<double> cpu_time_per_step_ms(const Trial& t);
+
+// One operator's share of a profiled step (Kineto, self time: its children excluded).
+struct OpTime {
+  std::string name;  // "aten::mkldnn_convolution", or a CUDA kernel's name
+  double self_ms_per_step = 0;
+  std::int64_t calls_per_step = 0;
+};
+
+// `run --profile DIR`: a few steps after the arm's last timed trial, under the profiler.
+struct ArmProfile {
+  std::string trace_file;  // Chrome-trace JSON as written (DIR/<arm>.trace.json)
+  int steps = 0;
+  std::vector<OpTime> top_cpu_ops;       // the five largest by self time
+  std::vector<OpTime> top_cuda_kernels;  // CUDA devices only
+  std::string error;                     // why no trace was written ("" when it was)
 };
 
 // invalid: it ran, but a trial did not measure what the arm claims (Workload::invalid_reason).
@@ -66,18 +87,21 @@ struct ArmResult {
   // Summaries, derived from the trials (see summarize_arm).
   stats::Summary step_time_ms;              // over every timed step of every trial
   stats::Summary throughput_samples_per_s;  // over trials (one per block)
+  std::optional<stats::Summary> step_cpu_time_ms;  // CPU devices: over every timed step
   std::optional<std::int64_t> peak_memory_bytes;  // median over trials of the device's peak
   std::string memory_metric;                      // which MemoryUse field peak_memory_bytes is
   std::map<std::string, stats::Summary> metrics;  // each workload metric over trials
+  std::optional<ArmProfile> profile;              // run --profile only
 };
 
 struct Comparison {
   std::string treatment;  // arm short names
   std::string baseline;
-  std::string metric;     // "throughput_samples_per_s" or "peak_memory_bytes"
+  std::string metric;     // "throughput_samples_per_s", "step_cpu_time_ms" or a memory figure
   stats::RatioEstimate estimate;
   stats::Verdict verdict = stats::Verdict::no_significant_difference;
-  bool noisy = false;
+  double cv = 0;  // the larger between-block CV of the two arms' paired values
+  bool noisy = false;          // cv above noisy_cv_limit(settings)
   std::string recommendation;  // what to do about a noisy row, else ""
 };
 
@@ -126,6 +150,8 @@ std::string_view to_string(ArmStatus status);
 nlohmann::ordered_json to_json_document(const Result& r);
 nlohmann::ordered_json trial_to_json(const Trial& t);
 Trial trial_from_json(const nlohmann::ordered_json& j);
+nlohmann::ordered_json profile_to_json(const ArmProfile& p);
+ArmProfile profile_from_json(const nlohmann::ordered_json& j);
 
 // Throws InputError naming the file: missing, unreadable, not JSON, a schema major version other
 // than kSchemaMajor, or a document that does not match the schema.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <string>
 
 namespace tipbench {
 
@@ -32,6 +33,10 @@ struct MeasureSettings {
   // this percentage (0 = off). Recorded in every result so an injected run never passes for a
   // real one; `tipbench baseline save` refuses such a run. See docs/gate.md.
   double inject_slowdown_pct = 0;
+  // `run --profile DIR`: after each arm's last timed trial, profile_steps more steps under the
+  // Kineto profiler, written as a Chrome trace into this directory ("" = off). Never timed.
+  std::string profile_dir;
+  int profile_steps = 5;
 };
 
 // The tiny budget for CI and smoke runs: a handful of short trials.

@@ -8,6 +8,7 @@
 
 #include "tipbench/levels.h"
 #include "tipbench/result.h"
+#include "tipbench/suite_options.h"
 
 #include <c10/core/Device.h>
 
@@ -40,12 +41,9 @@ struct SuiteContext {
   std::int64_t batch_size = 0;      // 0: the default for model and device
   std::uint64_t seed = 0;
   bool quick = false;
-  // The dataloader suite's inputs (tipbench run --data, --loader-only, --corrupt-policy).
-  std::string data_dir;                // "": a dataset in the cache directory, made on first use
-  bool loader_only = false;            // measure the data-loading ceiling instead of training
-  std::string corrupt_policy = "skip"; // "skip" or "fail": what a corrupt or missing file does
-  // The data_parallel suite's gradient bucket size (tipbench run --bucket-mb; DDP's default 25).
-  double bucket_mb = 25;
+  // The values of the options suites declare (Suite::options), by name; read them through the
+  // declaration (SuiteOption::text/flag/number), which supplies the default.
+  SuiteOptionValues options;
 };
 
 // One prepared arm: everything staged (model built, inputs on the device) before timing.
@@ -86,6 +84,8 @@ class Suite {
   virtual std::string description() const = 0;
   // Models the suite can run; empty means any.
   virtual std::vector<std::string> supported_models() const { return {}; }
+  // The suite's own flags (tipbench run --NAME): declared here, added and documented by the CLI.
+  virtual std::vector<SuiteOption> options() const { return {}; }
   virtual std::vector<CaseSpec> cases(const SuiteContext& context) const = 0;
   // Why an arm cannot run here (cudnn on a CPU, one GPU for DataParallel); nullopt when it can.
   virtual std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,

@@ -1,5 +1,6 @@
 // One trial of one arm in this process: prepare (untimed), warm up until stable (untimed), time
-// the steps (CUDA events on the current stream, or the monotonic clock on CPU), record memory.
+// the steps (CUDA events on the current stream, or the monotonic clock and the process CPU time on
+// CPU), record memory; with settings.profile_dir, profile a few more steps after the last block's.
 //   TrialOutcome t = tipbench::run_trial(suite, context, c, arm, settings, /*block=*/0, /*position=*/1);
 #pragma once
 
@@ -9,12 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 namespace tipbench {
 
 struct TrialOutcome {
   Trial trial;
   nlohmann::json info;  // the workload's static facts
   std::string invalid_reason;  // Workload::invalid_reason(): the trial measured the wrong thing
+  std::optional<ArmProfile> profile;  // settings.profile_dir set and this is the last block
 };
 
 TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c,

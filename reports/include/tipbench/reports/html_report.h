@@ -45,8 +45,10 @@ std::string read_chartjs(const std::string& path);
 
 // The page: summary tables rendered here (escaped), charts drawn by the inlined script from the
 // model (embedded with json_for_script). When every chart has drawn, <body> carries
-// data-charts-drawn="N" (canvases with painted pixels) and data-js-errors="K".
+// data-charts-drawn="N" (canvases with painted pixels) and data-js-errors="K". An arm profiled with
+// `run --profile` gets a row with its top ops and a link to its trace, relative to `page_dir` (the
+// directory the page is written to; "": the path as recorded).
 std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>& runs,
-                        const std::string& chartjs_source);
+                        const std::string& chartjs_source, const std::string& page_dir = "");
 
 }  // namespace tipbench::reports

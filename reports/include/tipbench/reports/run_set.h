@@ -20,8 +20,6 @@ struct NamedRun {
 std::vector<gate::RunComparison> compare_to_reference(const std::vector<NamedRun>& runs,
                                                       const gate::CompareOptions& options);
 
-// "390.9/s" for throughput, "1.5 MiB" for memory.
-std::string format_metric_value(const std::string& metric, double value);
 // "+2.6% [+1.0%, +4.1%]"
 std::string format_delta(const gate::CellComparison& c);
 

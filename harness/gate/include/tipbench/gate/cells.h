@@ -12,8 +12,10 @@
 
 namespace tipbench::gate {
 
-// The metrics a cell can carry: throughput (higher is better) and the memory figures (lower).
+// The metrics a cell can carry: throughput (higher is better), CPU time per step on CPU devices
+// and the memory figures (lower is better).
 inline constexpr const char* kThroughput = "throughput_samples_per_s";
+inline constexpr const char* kCpuTime = "step_cpu_time_ms";
 bool is_known_metric(const std::string& metric);
 bool higher_is_better(const std::string& metric);
 std::vector<std::string> known_metrics();
@@ -33,7 +35,7 @@ struct Cell {
   std::vector<double> values() const;
 };
 
-// Every ok arm's throughput and every memory figure its trials recorded. Arms that are skipped
+// Every ok arm's throughput, CPU time per step and every memory figure its trials recorded. Arms that are skipped
 // or failed yield no cell (see arm_problems).
 std::vector<Cell> extract_cells(const Result& result);
 

@@ -1,0 +1,136 @@
+#include "step_profiler.h"
+
+#include "step_timer.h"
+#include "tipbench/error_text.h"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace tipbench::detail {
+
+namespace {
+
+namespace kineto = torch::autograd::profiler;
+using torch::profiler::impl::ActivityType;
+using torch::profiler::impl::ProfilerConfig;
+using torch::profiler::impl::ProfilerState;
+
+struct Interval {
+  std::string name;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+};
+
+struct Accumulated {
+  double self_ns = 0;
+  std::int64_t calls = 0;
+};
+
+// Self time of nested CPU ops: each op's duration minus its direct children's, per thread
+// (Kineto records ranges; an op's children are the ranges that start and end inside it).
+std::map<std::string, Accumulated> cpu_self_times(std::map<std::uint64_t, std::vector<Interval>> by_thread) {
+  std::map<std::string, Accumulated> totals;
+  for (auto& [thread, ops] : by_thread) {
+    std::sort(ops.begin(), ops.end(), [](const Interval& a, const Interval& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;  // parents first
+    });
+    std::vector<std::pair<const Interval*, double>> stack;  // open ops and their self time so far
+    auto close = [&] {
+      auto& total = totals[stack.back().first->name];
+      total.self_ns += std::max(0.0, stack.back().second);
+      total.calls += 1;
+      stack.pop_back();
+    };
+    for (const auto& op : ops) {
+      while (!stack.empty() && stack.back().first->end_ns <= op.start_ns) close();
+      const double duration = static_cast<double>(op.end_ns - op.start_ns);
+      if (!stack.empty()) stack.back().second -= duration;
+      stack.emplace_back(&op, duration);
+    }
+    while (!stack.empty()) close();
+  }
+  return totals;
+}
+
+std::vector<OpTime> top_five(const std::map<std::string, Accumulated>& totals, int steps) {
+  std::vector<OpTime> ops;
+  for (const auto& [name, total] : totals) {
+    ops.push_back({name, total.self_ns / 1e6 / steps, total.calls / steps});
+  }
+  std::sort(ops.begin(), ops.end(), [](const OpTime& a, const OpTime& b) { return a.self_ms_per_step > b.self_ms_per_step; });
+  if (ops.size() > 5) ops.resize(5);
+  return ops;
+}
+
+}  // namespace
+
+std::string trace_file_name(const std::string& arm_name) {
+  std::string out;
+  for (char ch : arm_name) {
+    if (ch == '/') out += '.';
+    else if (ch == ':') out += '-';
+    else if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.') out += ch;
+    else out += '_';
+  }
+  return out + ".trace.json";
+}
+
+ArmProfile profile_steps(Workload& workload, const c10::Device& device, int steps, const std::string& trace_path) {
+  ArmProfile profile;
+  profile.steps = std::max(1, steps);
+  std::set<ActivityType> activities{ActivityType::CPU};
+  if (device.is_cuda()) activities.insert(ActivityType::CUDA);
+  const ProfilerConfig config(ProfilerState::KINETO);
+  // Kineto logs an ERROR line on a machine without a CUDA driver and stage lines on every run;
+  // level 5 keeps it quiet unless the user asked for its logs (read when Kineto initialises).
+  ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+  bool enabled = false;
+  try {
+    synchronize(device);  // the timed steps' work stays out of the trace
+    kineto::prepareProfiler(config, activities);
+    kineto::enableProfiler(config, activities);
+    enabled = true;
+    for (int i = 0; i < profile.steps; ++i) workload.step();
+    synchronize(device);
+    enabled = false;
+    auto result = kineto::disableProfiler();
+    std::map<std::uint64_t, std::vector<Interval>> cpu_ops;
+    std::map<std::string, Accumulated> kernels;
+    for (const auto& e : result->events()) {
+      if (e.isAsync() || e.endNs() < e.startNs()) continue;
+      if (e.deviceType() == c10::DeviceType::CUDA) {
+        auto& k = kernels[e.name()];
+        k.self_ns += static_cast<double>(e.durationNs());
+        k.calls += 1;
+      } else {
+        cpu_ops[e.startThreadId()].push_back({e.name(), e.startNs(), e.endNs()});
+      }
+    }
+    profile.top_cpu_ops = top_five(cpu_self_times(std::move(cpu_ops)), profile.steps);
+    profile.top_cuda_kernels = top_five(kernels, profile.steps);
+    const std::filesystem::path path(trace_path);
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    const std::string partial = trace_path + ".partial";
+    result->save(partial);
+    std::filesystem::rename(partial, path);  // a reader never sees half a trace
+    profile.trace_file = trace_path;
+  } catch (const std::exception& e) {
+    if (enabled) {
+      try {
+        kineto::disableProfiler();
+      } catch (const std::exception&) {  // already off
+      }
+    }
+    profile.error = error_summary(e);
+  }
+  return profile;
+}
+
+}  // namespace tipbench::detail

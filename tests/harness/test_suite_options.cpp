@@ -1,0 +1,59 @@
+// Suite-declared options (harness/include/tipbench/suite_options.h): a value falls back to the
+// declaration's default, numbers and choices are checked with messages a user can act on.
+#include "tipbench/suite_options.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace {
+
+using tipbench::OptionType;
+using tipbench::SuiteOption;
+
+const SuiteOption kBucket{.name = "bucket-mb", .type = OptionType::number, .default_value = "25",
+                          .help = "bucket size", .min = 0.001, .max = 4096};
+const SuiteOption kPolicy{.name = "corrupt-policy", .type = OptionType::choice, .default_value = "skip",
+                          .help = "policy", .choices = {"skip", "fail"}};
+const SuiteOption kOnly{.name = "loader-only", .type = OptionType::flag, .default_value = "false", .help = "only"};
+const SuiteOption kData{.name = "data", .type = OptionType::text, .default_value = "", .help = "dir"};
+
+TEST(SuiteOptions, AnUnsetOptionReadsAsItsDefault) {
+  const tipbench::SuiteOptionValues none;
+  EXPECT_EQ(kBucket.number(none), 25.0);
+  EXPECT_EQ(kPolicy.text(none), "skip");
+  EXPECT_FALSE(kOnly.flag(none));
+  EXPECT_EQ(kData.text(none), "");
+}
+
+TEST(SuiteOptions, ASetOptionReadsAsGiven) {
+  const tipbench::SuiteOptionValues given{
+      {"bucket-mb", "0.5"}, {"corrupt-policy", "fail"}, {"loader-only", "true"}, {"data", "/d"}};
+  EXPECT_EQ(kBucket.number(given), 0.5);
+  EXPECT_EQ(kPolicy.text(given), "fail");
+  EXPECT_TRUE(kOnly.flag(given));
+  EXPECT_EQ(kData.text(given), "/d");
+}
+
+TEST(SuiteOptions, BadValuesNameTheFlagAndWhatIsAccepted) {
+  EXPECT_EQ(kBucket.problem("25"), "");
+  EXPECT_EQ(kBucket.problem("4096"), "");
+  EXPECT_EQ(kBucket.problem("0"), "--bucket-mb: 0 is outside [0.001, 4096]");
+  EXPECT_EQ(kBucket.problem("nan"), "--bucket-mb: nan is outside [0.001, 4096]");
+  EXPECT_EQ(kBucket.problem("12MB"), "--bucket-mb: '12MB' is not a number");
+  EXPECT_EQ(kBucket.problem(""), "--bucket-mb: '' is not a number");
+  EXPECT_EQ(kPolicy.problem("fail"), "");
+  EXPECT_EQ(kPolicy.problem("ignore"), "--corrupt-policy: 'ignore' is not one of skip, fail");
+  EXPECT_EQ(kData.problem("anything"), "");
+  EXPECT_THROW(kBucket.number({{"bucket-mb", "lots"}}), std::invalid_argument);
+  EXPECT_THROW(kOnly.flag({{"loader-only", "yes"}}), std::invalid_argument);
+}
+
+TEST(SuiteOptions, TypesHaveNames) {
+  EXPECT_EQ(tipbench::to_string(OptionType::flag), "flag");
+  EXPECT_EQ(tipbench::to_string(OptionType::text), "text");
+  EXPECT_EQ(tipbench::to_string(OptionType::number), "number");
+  EXPECT_EQ(tipbench::to_string(OptionType::choice), "choice");
+}
+
+}  // namespace
