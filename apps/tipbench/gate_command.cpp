@@ -66,6 +66,7 @@ gate::GateConfig load_config(const GateFlags& f) {
   }
   if (f.threshold_pct > 0) {  // one threshold for everything gated
     for (auto& [metric, t] : config.metrics) t = f.threshold_pct / 100;
+    for (auto& [metric, t] : config.cpu_metrics) t = f.threshold_pct / 100;
     for (auto& [suite, metrics] : config.suites) {
       for (auto& [metric, t] : metrics) {
         if (t > 0) t = f.threshold_pct / 100;
@@ -244,10 +245,11 @@ int interleaved(const GateFlags& f, const gate::GateConfig& config) {
   const std::string head_path = plan.work_dir + "/head.json";
   write_result_atomically(session.base, base_path);
   write_result_atomically(session.head, head_path);
-  auto report = gate::evaluate_gate(session.base, session.head, config, {.paired = true, .seed = f.seed});
-  gate::confirm_candidates(report,
-                           f.no_rerun ? gate::Remeasure{} : paired_remeasure(session.base, session.head, plan.work_dir, config, f.seed),
-                           config);
+  const gate::GateConfig effective = config.for_device(session.head.context.device);  // cpu_metrics on a CPU
+  auto report = gate::evaluate_gate(session.base, session.head, effective, {.paired = true, .seed = f.seed});
+  gate::confirm_candidates(
+      report, f.no_rerun ? gate::Remeasure{} : paired_remeasure(session.base, session.head, plan.work_dir, effective, f.seed),
+      effective);
   return deliver(f, report, base_path, head_path, plan.work_dir);
 }
 
@@ -304,13 +306,14 @@ int from_files(const GateFlags& f, const gate::GateConfig& config) {
   const Result baseline = read_result(baseline_path);
   check_fingerprints(f, baseline, current, baseline_path);
   const std::string work_dir = f.out_dir.empty() ? default_out_dir() : f.out_dir;
-  auto report = gate::evaluate_gate(baseline, current, config, {.paired = f.paired, .seed = f.seed});
+  const gate::GateConfig effective = config.for_device(current.context.device);  // cpu_metrics on a CPU
+  auto report = gate::evaluate_gate(baseline, current, effective, {.paired = f.paired, .seed = f.seed});
   gate::Remeasure remeasure;
   if (!f.no_rerun) {
-    remeasure = f.paired ? paired_remeasure(baseline, current, work_dir, config, f.seed)
-                         : stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir, config);
+    remeasure = f.paired ? paired_remeasure(baseline, current, work_dir, effective, f.seed)
+                         : stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir, effective);
   }
-  gate::confirm_candidates(report, remeasure, config);
+  gate::confirm_candidates(report, remeasure, effective);
   return deliver(f, report, baseline_path, f.current, f.out_dir);
 }
 

@@ -246,6 +246,26 @@ TEST(GateConfig, ParsesThresholdsInPercentWithSuiteOverrides) {
   EXPECT_FALSE(cfg.threshold_for("conv_bias", "peak_rss_growth_bytes"));  // not listed: not gated
 }
 
+// cpu_metrics replace metrics for a run on a CPU only; suite overrides still apply on top.
+TEST(GateConfig, CpuMetricsReplaceMetricsForACpuRun) {
+  const auto cfg = g::parse_gate_config(nlohmann::json::parse(R"({
+    "metrics": {"throughput_samples_per_s": {"threshold_pct": 3}},
+    "cpu_metrics": {"step_cpu_time_ms": {"threshold_pct": 4}},
+    "suites": {"dataloader": {"step_cpu_time_ms": {"threshold_pct": 0}, "throughput_samples_per_s": {"threshold_pct": 5}}}})"),
+                                        "cfg");
+  const auto cpu = cfg.for_device("cpu");
+  EXPECT_DOUBLE_EQ(*cpu.threshold_for("zero_grad", g::kCpuTime), 0.04);
+  EXPECT_FALSE(cpu.threshold_for("zero_grad", g::kThroughput));
+  EXPECT_FALSE(cpu.threshold_for("dataloader", g::kCpuTime));
+  EXPECT_DOUBLE_EQ(*cpu.threshold_for("dataloader", g::kThroughput), 0.05);
+  const auto gpu = cfg.for_device("cuda:0");
+  EXPECT_DOUBLE_EQ(*gpu.threshold_for("zero_grad", g::kThroughput), 0.03);
+  EXPECT_FALSE(gpu.threshold_for("zero_grad", g::kCpuTime));
+  // Without cpu_metrics a CPU run is gated like any other.
+  EXPECT_DOUBLE_EQ(*g::GateConfig{}.for_device("cpu").threshold_for("zero_grad", g::kThroughput), 0.03);
+  EXPECT_EQ(g::parse_gate_config(g::gate_config_to_json(cfg), "again").cpu_metrics, cfg.cpu_metrics);
+}
+
 TEST(GateConfig, DefaultGatesThroughputAtThreePercent) {
   const g::GateConfig cfg;
   EXPECT_DOUBLE_EQ(*cfg.threshold_for("anything", "throughput_samples_per_s"), 0.03);

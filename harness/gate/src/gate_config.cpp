@@ -63,6 +63,12 @@ std::optional<double> GateConfig::threshold_for(const std::string& suite,
   return std::nullopt;
 }
 
+GateConfig GateConfig::for_device(const std::string& device) const {
+  GateConfig out = *this;
+  if (device == "cpu" && !cpu_metrics.empty()) out.metrics = cpu_metrics;
+  return out;
+}
+
 std::vector<std::string> GateConfig::suite_names() const {
   std::vector<std::string> names;
   for (const auto& [name, metrics] : suites) names.push_back(name);
@@ -82,13 +88,15 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& origin)
       config.alpha = value.get<double>();
     } else if (key == "metrics") {
       config.metrics = parse_metrics(value, "metrics", origin);
+    } else if (key == "cpu_metrics") {
+      config.cpu_metrics = parse_metrics(value, "cpu_metrics", origin);
     } else if (key == "suites") {
       if (!value.is_object()) throw InputError(origin + ": suites must be an object");
       for (const auto& [suite, metrics] : value.items()) {
         config.suites[suite] = parse_metrics(metrics, "suites." + suite, origin);
       }
     } else {
-      throw InputError(fmt::format("{}: unknown key '{}'; valid: description, alpha, metrics, suites",
+      throw InputError(fmt::format("{}: unknown key '{}'; valid: description, alpha, metrics, cpu_metrics, suites",
                                    origin, key));
     }
   }
@@ -110,7 +118,9 @@ GateConfig read_gate_config(const std::string& path) {
 nlohmann::json gate_config_to_json(const GateConfig& config) {
   nlohmann::json suites = nlohmann::json::object();
   for (const auto& [suite, metrics] : config.suites) suites[suite] = metrics_to_json(metrics);
-  return {{"alpha", config.alpha}, {"metrics", metrics_to_json(config.metrics)}, {"suites", suites}};
+  nlohmann::json j = {{"alpha", config.alpha}, {"metrics", metrics_to_json(config.metrics)}, {"suites", suites}};
+  if (!config.cpu_metrics.empty()) j["cpu_metrics"] = metrics_to_json(config.cpu_metrics);
+  return j;
 }
 
 }  // namespace tipbench::gate

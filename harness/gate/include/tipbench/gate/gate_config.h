@@ -18,6 +18,9 @@ struct GateConfig {
   double alpha = 0.05;  // family-wise error rate over all checks of one gate (Holm)
   // metric -> practical threshold (a fraction, 0.03 = 3%); a metric not listed is not gated.
   std::map<std::string, double> metrics{{"throughput_samples_per_s", 0.03}};
+  // Replaces `metrics` when the gated run is on a CPU (for_device): e.g. CPU time per step,
+  // which a shared CPU runner's neighbours disturb less than wall time. Empty: `metrics` for all.
+  std::map<std::string, double> cpu_metrics;
   // suite -> metric -> threshold: overrides `metrics` for that suite. A threshold of 0 there
   // turns the metric off for the suite.
   std::map<std::string, std::map<std::string, double>> suites;
@@ -25,6 +28,9 @@ struct GateConfig {
   // nullopt: the metric is not gated for this suite.
   std::optional<double> threshold_for(const std::string& suite, const std::string& metric) const;
   std::vector<std::string> suite_names() const;
+  // The config that gates a run on `device` ("cpu", "cuda:0"): cpu_metrics in place of metrics on
+  // a CPU when there are any; this config otherwise.
+  GateConfig for_device(const std::string& device) const;
 };
 
 // Percent in the file ("threshold_pct"), fractions in memory. Throws InputError naming the file
