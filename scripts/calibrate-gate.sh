@@ -4,8 +4,12 @@
 # --inject-slowdown test knob, in both modes: same-machine interleaved (head vs base binaries)
 # and stored baseline (two separate runs, unpaired). Prints one line per gate and the tally of
 # exit codes (0 pass, 1 confirmed regression, 3 inconclusive).
-#   scripts/calibrate-gate.sh [-n N] [-p PCT] [-b BINARY] [-o DIR] [-s SUITE] [-B BLOCKS] [-f]
+#   scripts/calibrate-gate.sh [-n N] [-p PCT] [-b BINARY] [-o DIR] [-s SUITE] [-B BLOCKS] [-f] [-e CONFIG]...
 # -f uses full trials (2 s, >= 20 steps) instead of --quick ones; -B sets the blocks per side.
+# The gates use the default config (wall-clock throughput at 3%). -e also evaluates every gate's
+# runs under that gate config, with its own confirmation runs, tallied separately: two metrics
+# compared on the same measurements (e.g. -e ci/gate-thresholds.json, which on a CPU gates the
+# process CPU time per step).
 set -euo pipefail
 n=5
 pct=5

@@ -303,12 +303,15 @@ TEST(GateConfig, RoundTripsThroughJson) {
 TEST(GateConfig, TheCommittedConfigParses) {
   const auto cfg = g::read_gate_config(std::string(TIPBENCH_SOURCE_DIR) + "/ci/gate-thresholds.json");
   EXPECT_TRUE(cfg.threshold_for("zero_grad", "throughput_samples_per_s").has_value());
-  // The CPU-time config: CPU time everywhere but in the dataloader suite, whose steps wait.
-  const auto cpu = g::read_gate_config(std::string(TIPBENCH_SOURCE_DIR) + "/ci/gate-cpu-time.json");
+  EXPECT_FALSE(cfg.threshold_for("zero_grad", g::kCpuTime).has_value());  // a GPU run: no CPU time
+  // A CPU run: CPU time, but wall-clock throughput for the suites whose tips are parallelism.
+  const auto cpu = cfg.for_device("cpu");
   EXPECT_EQ(cpu.threshold_for("zero_grad", g::kCpuTime), 0.03);
   EXPECT_FALSE(cpu.threshold_for("zero_grad", g::kThroughput).has_value());
-  EXPECT_FALSE(cpu.threshold_for("dataloader", g::kCpuTime).has_value());
-  EXPECT_EQ(cpu.threshold_for("dataloader", g::kThroughput), 0.05);
+  for (const std::string suite : {"dataloader", "data_parallel"}) {
+    EXPECT_FALSE(cpu.threshold_for(suite, g::kCpuTime).has_value()) << suite;
+    EXPECT_TRUE(cpu.threshold_for(suite, g::kThroughput).has_value()) << suite;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

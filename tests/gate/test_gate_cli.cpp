@@ -88,14 +88,17 @@ TEST(CompareCli, BadInputIsExitTwoWithTheReason) {
 
 TEST(GateCli, StoredBaselinePassesWithExitZeroAndWritesMarkdown) {
   const auto dir = fresh_scratch_dir("gate_cli_pass");
-  const auto base = save(dir, "base.json", synthetic_run({.cv = 0.005, .seed = 1}));
-  const auto cur = save(dir, "cur.json", synthetic_run({.cv = 0.005, .seed = 2}));
+  // CPU runs, as `run` records them: the committed config gates their CPU time.
+  const auto base = save(dir, "base.json", synthetic_run({.cv = 0.005, .seed = 1, .cpu_time = true}));
+  const auto cur = save(dir, "cur.json", synthetic_run({.cv = 0.005, .seed = 2, .cpu_time = true}));
   const auto md = (dir / "gate.md").string();
   const auto o = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur, "--markdown", md,
                                     "--config", std::string(TIPBENCH_SOURCE_DIR) + "/ci/gate-thresholds.json"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
   EXPECT_TRUE(has(o.out, "Result is: PASS")) << o.out;
   EXPECT_TRUE(has(read_bytes(md), "tipbench gate: **PASS**"));
+  EXPECT_TRUE(has(o.out, "cpu time")) << o.out;
+  EXPECT_FALSE(has(o.out, "arm:base throughput")) << o.out;
 }
 
 TEST(GateCli, ABaselineFromOtherHardwareIsExitTwoAndNothingIsWritten) {
