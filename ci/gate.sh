@@ -53,7 +53,8 @@ if [[ $mode == interleaved ]]; then
     "$head_bin" report "$out/head.json" --baseline "$out/base.json" --paired --out "$out/report" >&2
   fi
 else
-  "$head_bin" run --quick --out "$out/current.json" >&2
+  # 8 blocks, not --quick's 6: the gate's sample size stays what its calibration used.
+  "$head_bin" run --quick --blocks 8 --out "$out/current.json" >&2
   "$head_bin" gate --baseline auto --current "$out/current.json" "${config[@]}" --out-dir "$out" \
     --markdown "$out/gate.md" --json "$out/gate.json" "${gate_args[@]}"
   code=$?

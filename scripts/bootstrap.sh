@@ -29,7 +29,8 @@ done
 
 debian_packages=(cmake ninja-build ccache g++ python3-venv libcli11-dev nlohmann-json3-dev libfmt-dev
                  libgtest-dev libgmock-dev libbenchmark-dev libjpeg62-turbo-dev libssl-dev
-                 libjs-chart.js libgloo-dev patchelf)   # patchelf: scripts/bundle.sh
+                 libjs-chart.js libgloo-dev patchelf     # patchelf: scripts/bundle.sh
+                 libjemalloc2 libtcmalloc-minimal4)      # the allocator suite's LD_PRELOAD arms
 # Test-only: headless Chromium renders the HTML report in tests/gate (the test skips without it).
 test_debian_packages=(chromium)
 ((want_test)) && debian_packages+=("${test_debian_packages[@]}")

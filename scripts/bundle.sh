@@ -135,6 +135,11 @@ for bin in "$stage"/bin/* "$stage"/tests/*; do
   unset where
 done
 for soname in "${!bundled[@]}"; do cp -L "${bundled[$soname]}" "$stage/lib/$soname"; done
+# The allocator suite preloads these (LD_PRELOAD, found in lib/); the GPU machines lack the
+# Debian packages. Optional: a build machine without them bundles none, and the arms say skipped.
+for allocator in /usr/lib/x86_64-linux-gnu/{libjemalloc.so.2,libtcmalloc_minimal.so.4}; do
+  if [[ -e $allocator ]]; then cp -L "$allocator" "$stage/lib/"; fi
+done
 
 # The static symbol tables only serve a debugger (the target has none; c10's backtraces read the
 # dynamic symbols, which stay): stripping them saves a sixth of the size.

@@ -15,7 +15,7 @@ class CudnnBenchmark final : public Suite {
   std::string description() const override {
     return "cudnn.benchmark off (default) vs on, for fixed input shapes and for a new shape every step";
   }
-  Isolation isolation() const override { return Isolation::fresh_process; }
+  Isolation isolation(const SuiteContext&) const override { return Isolation::fresh_process; }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {

@@ -55,13 +55,9 @@ bool loader_only(const SuiteContext& context) { return kLoaderOnlyOption.flag(co
 
 std::string grid_arm_name(int workers, bool pin) { return fmt::format("w{}{}", workers, pin ? "_pin" : ""); }
 
-data::DatasetSpec default_spec(const SuiteContext& context) {
-  return context.quick ? data::quick_dataset_spec() : data::DatasetSpec{};
-}
-
 std::string dataset_dir(const SuiteContext& context) {
   const std::string given = kDataOption.text(context.options);
-  return given.empty() ? data::default_dataset_dir(default_spec(context)) : given;
+  return given.empty() ? cached_dataset_dir(context) : given;
 }
 
 data::CorruptPolicy corrupt_policy(const SuiteContext& context) {
@@ -119,17 +115,11 @@ class DataLoader final : public Suite {
 
   void prepare_run(const SuiteContext& context) const override {
     corrupt_policy(context);  // a bad name is an input error before anything runs
-    const std::string dir = dataset_dir(context);
     if (kDataOption.text(context.options).empty()) {  // the cache's dataset: made, or completed, on first use
-      const auto spec = default_spec(context);
-      const auto report = data::make_dataset(dir, spec, {.verify_checksums = false});
-      if (report.outcome != data::MakeOutcome::reused) {
-        fmt::print(stderr, "dataloader: {} {} ({}) in {:.1f} s\n",
-                   report.outcome == data::MakeOutcome::made ? "made" : "completed", dir, spec.describe(),
-                   report.seconds);
-      }
+      cached_dataset(context, name());
       return;
     }
+    const std::string dir = dataset_dir(context);
     const auto check = data::check_dataset(dir);
     if (!check.dir_exists) {
       throw InputError(fmt::format("--data {}: no such directory. Make a dataset there with: tipbench data make --out {}",

@@ -269,7 +269,7 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->capture_default_str();
   sub->add_option("--batch-size", o->batch_size, "Samples per step; default: per model and device")
       ->check(not_a_flag() & whole_number(1, 1'000'000'000));
-  sub->add_flag("--quick", o->quick, "Tiny budget for CI and smoke runs (8 blocks of short trials)");
+  sub->add_flag("--quick", o->quick, "Tiny budget for CI and smoke runs (6 blocks of short trials)");
   sub->add_option("--blocks", o->blocks, "Blocks (one trial of every arm each); default 10, 8 with --quick")
       ->check(CLI::Range(1, 10000));
   sub->add_option("--threshold", o->threshold_pct, "Practical threshold for a verdict, in percent (default 2)")

@@ -11,6 +11,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 namespace tipbench {
 
@@ -52,6 +53,10 @@ std::vector<PlannedCase> plan_cases(const Suite& suite, const SuiteContext& cont
       } else {
         p.runnable.push_back(static_cast<int>(ai));
       }
+      if (suite.isolation(context) == Isolation::in_process &&
+          !suite.trial_environment(context, cases[ci], cases[ci].arms[ai]).empty()) {
+        throw std::logic_error(suite.name() + ": a trial environment needs fresh-process isolation");
+      }
     }
     planned.push_back(std::move(p));
   }
@@ -83,9 +88,10 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
       const auto started = std::chrono::steady_clock::now();
       try {
         TrialOutcome outcome =
-            suite.isolation() == Isolation::fresh_process
-                ? run_trial_in_fresh_process(plan.self_executable, suite, plan.context, p.case_index,
-                                             ai, plan.settings, block, static_cast<int>(position))
+            suite.isolation(plan.context) == Isolation::fresh_process
+                ? run_trial_in_fresh_process(plan.self_executable, suite, plan.context, p.case_index, ai,
+                                             plan.settings, block, static_cast<int>(position),
+                                             suite.trial_environment(plan.context, p.spec, p.spec.arms[ai]))
                 : run_trial(suite, plan.context, p.spec, p.spec.arms[ai], plan.settings, block,
                             static_cast<int>(position));
         arm.trials.push_back(std::move(outcome.trial));
@@ -141,7 +147,7 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
     SuiteResult sr;
     sr.name = suite.name();
     sr.description = suite.description();
-    sr.isolation = suite.isolation() == Isolation::fresh_process ? "fresh_process" : "in_process";
+    sr.isolation = suite.isolation(plan.context) == Isolation::fresh_process ? "fresh_process" : "in_process";
     for (auto& p : planned[si]) {
       if (const auto done = plan.finished_cases.find(p.result.name); done != plan.finished_cases.end()) {
         sr.cases.push_back(done->second);

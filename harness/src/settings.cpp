@@ -16,7 +16,7 @@ MeasureSettings quick_settings() {
   s.trial_min_steps = 5;
   s.trial_min_time_s = 0.25;
   s.trial_max_steps = 200;
-  s.blocks = 8;
+  s.blocks = 6;
   return s;
 }
 

@@ -49,13 +49,31 @@ ojson read_json(const std::string& path) {
   return ojson::parse(in);
 }
 
-int run_child(const std::string& self, const std::string& request, const std::string& response) {
+// The parent's environment with `changes` set: NAME=value entries replaced or appended.
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& changes) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    if (!changes.contains(entry.substr(0, entry.find('=')))) out.push_back(entry);
+  }
+  for (const auto& [name, value] : changes) out.push_back(name + "=" + value);
+  return out;
+}
+
+std::vector<char*> null_terminated(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+int run_child(const std::string& self, const std::string& request, const std::string& response,
+              const std::map<std::string, std::string>& environment) {
   std::vector<std::string> args{self, "__trial", request, response};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> env = child_environment(environment);
+  std::vector<char*> argv = null_terminated(args), envp = null_terminated(env);
   pid_t pid = 0;
-  if (int rc = ::posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), environ); rc != 0) {
+  if (int rc = ::posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()); rc != 0) {
     throw std::runtime_error(fmt::format("cannot start trial process {}: {}", self, std::strerror(rc)));
   }
   int status = 0;
@@ -70,7 +88,8 @@ int run_child(const std::string& self, const std::string& request, const std::st
 
 TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, const Suite& suite,
                                         const SuiteContext& context, int case_index, int arm_index,
-                                        const MeasureSettings& settings, int block, int position) {
+                                        const MeasureSettings& settings, int block, int position,
+                                        const std::map<std::string, std::string>& environment) {
   std::string dir = (std::filesystem::temp_directory_path() / "tipbench-trial-XXXXXX").string();
   if (::mkdtemp(dir.data()) == nullptr) throw std::runtime_error("cannot create a directory for a trial process");
   const std::string request = dir + "/request.json";
@@ -80,7 +99,7 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
                {"settings", ojson(nlohmann::json(settings))},
                {"block", block},                {"position", position}};
   write_file_atomically(request, req.dump());
-  const int code = run_child(self_executable, request, response);
+  const int code = run_child(self_executable, request, response, environment);
   ojson res;
   if (::access(response.c_str(), F_OK) == 0) res = read_json(response);
   // Not std::filesystem::remove_all: the copy libtorch.so exports crashes on non-empty directories.

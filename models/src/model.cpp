@@ -19,6 +19,7 @@ struct Entry {
 torch::nn::AnyModule make_resnet(ResNetOptions o, const ModelOptions& options) {
   o.num_classes = options.num_classes;
   o.conv_bias_before_bn = options.conv_bias_before_bn;
+  o.inplace_relu = options.inplace_relu;
   return torch::nn::AnyModule(ResNet(o));
 }
 
@@ -48,7 +49,8 @@ const std::vector<Entry>& registry() {
       {{"small_cnn", "cnn", 32, 10, "4 stride-2 conv-BN-ReLU stages (32-256 ch), GAP, linear; 0.39 M params"},
        [](const ModelOptions& o, int64_t) {
          return torch::nn::AnyModule(SmallCNN(SmallCNNOptions{
-             .num_classes = o.num_classes, .conv_bias_before_bn = o.conv_bias_before_bn}));
+             .num_classes = o.num_classes, .conv_bias_before_bn = o.conv_bias_before_bn,
+             .inplace_relu = o.inplace_relu}));
        }},
   };
   return entries;

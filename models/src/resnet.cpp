@@ -23,20 +23,25 @@ nn::Sequential make_downsample(int64_t in, int64_t out, int64_t stride, bool bia
 
 template <typename Block>
 nn::Sequential make_stage(int64_t& in_channels, int64_t planes, int64_t blocks, int64_t stride,
-                          bool bias) {
+                          bool bias, bool inplace_relu) {
   nn::Sequential stage;
   for (int64_t i = 0; i < blocks; ++i) {
-    stage->push_back(Block(in_channels, planes, i == 0 ? stride : 1, bias));
+    stage->push_back(Block(in_channels, planes, i == 0 ? stride : 1, bias, inplace_relu));
     in_channels = planes * Block::ContainedType::kExpansion;
   }
   return stage;
 }
 
+// nn.ReLU(inplace): overwrite x (no new tensor; ReLU's backward reads its output, which is x
+// now) or return a new one.
+torch::Tensor relu(torch::Tensor x, bool inplace) { return inplace ? x.relu_() : torch::relu(x); }
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-BasicBlockImpl::BasicBlockImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias)
-    : in_channels_(in_channels), planes_(planes), stride_(stride), conv_bias_(conv_bias) {
+BasicBlockImpl::BasicBlockImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias,
+                               bool inplace_relu)
+    : in_channels_(in_channels), planes_(planes), stride_(stride), conv_bias_(conv_bias), inplace_relu_(inplace_relu) {
   reset();
 }
 
@@ -51,14 +56,15 @@ void BasicBlockImpl::reset() {
 
 torch::Tensor BasicBlockImpl::forward(torch::Tensor x) {
   auto identity = downsample ? downsample->forward(x) : x;
-  auto out = torch::relu(bn1(conv1(x)));
+  auto out = relu(bn1(conv1(x)), inplace_relu_);
   out = bn2(conv2(out));
-  return torch::relu(out + identity);
+  return relu(out + identity, inplace_relu_);
 }
 
 // ---------------------------------------------------------------------------------------------
-BottleneckImpl::BottleneckImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias)
-    : in_channels_(in_channels), planes_(planes), stride_(stride), conv_bias_(conv_bias) {
+BottleneckImpl::BottleneckImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias,
+                               bool inplace_relu)
+    : in_channels_(in_channels), planes_(planes), stride_(stride), conv_bias_(conv_bias), inplace_relu_(inplace_relu) {
   reset();
 }
 
@@ -76,10 +82,10 @@ void BottleneckImpl::reset() {
 
 torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
   auto identity = downsample ? downsample->forward(x) : x;
-  auto out = torch::relu(bn1(conv1(x)));
-  out = torch::relu(bn2(conv2(out)));
+  auto out = relu(bn1(conv1(x)), inplace_relu_);
+  out = relu(bn2(conv2(out)), inplace_relu_);
   out = bn3(conv3(out));
-  return torch::relu(out + identity);
+  return relu(out + identity, inplace_relu_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -94,8 +100,9 @@ void ResNetImpl::reset() {
   int64_t in_channels = 64;
   const auto& n = options_.blocks_per_stage;
   auto stage = [&](int64_t planes, int64_t blocks, int64_t stride) {
-    return options_.bottleneck ? make_stage<Bottleneck>(in_channels, planes, blocks, stride, bias)
-                               : make_stage<BasicBlock>(in_channels, planes, blocks, stride, bias);
+    const bool inplace = options_.inplace_relu;
+    return options_.bottleneck ? make_stage<Bottleneck>(in_channels, planes, blocks, stride, bias, inplace)
+                               : make_stage<BasicBlock>(in_channels, planes, blocks, stride, bias, inplace);
   };
   layer1 = register_module("layer1", stage(64, n[0], 1));
   layer2 = register_module("layer2", stage(128, n[1], 2));
@@ -114,7 +121,7 @@ void ResNetImpl::reset() {
 }
 
 torch::Tensor ResNetImpl::stem(torch::Tensor x) {
-  x = torch::relu(bn1(conv1(x)));
+  x = relu(bn1(conv1(x)), options_.inplace_relu);
   return torch::max_pool2d(x, /*kernel_size=*/3, /*stride=*/2, /*padding=*/1);
 }
 

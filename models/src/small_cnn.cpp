@@ -4,8 +4,8 @@ namespace tipbench::models {
 
 namespace nn = torch::nn;
 
-ConvBNReLUImpl::ConvBNReLUImpl(int64_t in_channels, int64_t out_channels, bool conv_bias)
-    : in_channels_(in_channels), out_channels_(out_channels), conv_bias_(conv_bias) {
+ConvBNReLUImpl::ConvBNReLUImpl(int64_t in_channels, int64_t out_channels, bool conv_bias, bool inplace_relu)
+    : in_channels_(in_channels), out_channels_(out_channels), conv_bias_(conv_bias), inplace_relu_(inplace_relu) {
   reset();
 }
 
@@ -19,7 +19,10 @@ void ConvBNReLUImpl::reset() {
   nn::init::kaiming_normal_(conv->weight, /*a=*/0, torch::kFanOut, torch::kReLU);
 }
 
-torch::Tensor ConvBNReLUImpl::forward(torch::Tensor x) { return bn(conv(x)).relu_(); }
+torch::Tensor ConvBNReLUImpl::forward(torch::Tensor x) {
+  auto y = bn(conv(x));
+  return inplace_relu_ ? y.relu_() : torch::relu(y);
+}
 
 SmallCNNImpl::SmallCNNImpl(SmallCNNOptions options) : options_(std::move(options)) {
   TORCH_CHECK(!options_.channels.empty(), "SmallCNN needs at least one stage");
@@ -30,7 +33,7 @@ void SmallCNNImpl::reset() {
   features = nn::Sequential();
   int64_t in_channels = 3;
   for (int64_t out_channels : options_.channels) {
-    features->push_back(ConvBNReLU(in_channels, out_channels, options_.conv_bias_before_bn));
+    features->push_back(ConvBNReLU(in_channels, out_channels, options_.conv_bias_before_bn, options_.inplace_relu));
     in_channels = out_channels;
   }
   register_module("features", features);

@@ -152,4 +152,25 @@ std::unique_ptr<Workload> make_loader_workload(const SuiteContext& context, cons
   return std::make_unique<LoaderWorkload>(context, spec, std::move(manifest), dataset_dir);
 }
 
+namespace {
+data::DatasetSpec cached_dataset_spec(const SuiteContext& context) {
+  return context.quick ? data::quick_dataset_spec() : data::DatasetSpec{};
+}
+}  // namespace
+
+std::string cached_dataset_dir(const SuiteContext& context) {
+  return data::default_dataset_dir(cached_dataset_spec(context));
+}
+
+std::string cached_dataset(const SuiteContext& context, const std::string& suite_name) {
+  const auto spec = cached_dataset_spec(context);
+  const std::string dir = data::default_dataset_dir(spec);
+  const auto report = data::make_dataset(dir, spec, {.verify_checksums = false});
+  if (report.outcome != data::MakeOutcome::reused) {
+    fmt::print(stderr, "{}: {} {} ({}) in {:.1f} s\n", suite_name,
+               report.outcome == data::MakeOutcome::made ? "made" : "completed", dir, spec.describe(), report.seconds);
+  }
+  return dir;
+}
+
 }  // namespace tipbench::suites

@@ -30,4 +30,10 @@ struct LoaderWorkloadSpec {
 std::unique_ptr<Workload> make_loader_workload(const SuiteContext& context, const LoaderWorkloadSpec& spec,
                                                data::Manifest manifest, const std::string& dataset_dir);
 
+// The dataset a run uses when none is given: the cache directory's (quick or full spec), made or
+// completed on first use (a line on stderr says so). Returns its directory. Call from prepare_run.
+std::string cached_dataset(const SuiteContext& context, const std::string& suite_name);
+// That dataset's directory, without making it (for prepare()).
+std::string cached_dataset_dir(const SuiteContext& context);
+
 }  // namespace tipbench::suites

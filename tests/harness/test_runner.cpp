@@ -1,6 +1,7 @@
 // The runner with suites of the test's own (never registered): a failing arm is recorded with a
 // one-line reason (its backtrace only under verbose), an invalid trial makes its arm `invalid`
-// and keeps it out of the comparisons, and a resumed run takes its finished cases as they are.
+// and keeps it out of the comparisons, a resumed run takes its finished cases as they are, and a
+// trial environment is refused for an in-process suite.
 #include "tipbench/runner.h"
 
 #include <c10/util/Exception.h>
@@ -8,7 +9,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <stdexcept>
 #include <set>
 #include <string>
 
@@ -181,6 +184,32 @@ TEST(Runner, FinishedCasesAreTakenAsTheyAreAndEveryMeasuredCaseIsReported) {
   EXPECT_EQ(cases[1].arms.at(0).reason, "measured before the interruption");
   EXPECT_EQ(seen, (std::vector<std::vector<std::string>>{
                       {"scripted/model:a"}, {"scripted/model:a", "scripted/model:b", "scripted/model:c"}}));
+}
+
+// An environment is what a fresh process starts with: an in-process suite that asks for one
+// (it would be silently ignored) is a bug of the suite, refused before anything runs.
+class InProcessSuiteWithAnEnvironment final : public tipbench::Suite {
+ public:
+  std::string name() const override { return "in_process_env"; }
+  std::string description() const override { return "asks for an environment it cannot get"; }
+  std::vector<CaseSpec> cases(const SuiteContext&) const override { return {{{{"model", "m"}}, {{"a", {}}}}}; }
+  std::map<std::string, std::string> trial_environment(const SuiteContext&, const CaseSpec&,
+                                                       const ArmSpec&) const override {
+    return {{"LD_PRELOAD", "libjemalloc.so.2"}};
+  }
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm) const override {
+    return std::make_unique<ScriptedWorkload>(arm.name);
+  }
+};
+
+TEST(Runner, ATrialEnvironmentNeedsFreshProcessIsolation) {
+  const InProcessSuiteWithAnEnvironment suite;
+  try {
+    run(tiny_plan(suite, 1));
+    FAIL() << "the run started";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("fresh-process"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -92,7 +92,14 @@ class Suite {
                                                  const ArmSpec& arm) const {
     return std::nullopt;
   }
-  virtual Isolation isolation() const { return Isolation::in_process; }
+  virtual Isolation isolation(const SuiteContext& context) const { return Isolation::in_process; }
+  // Environment variables a fresh-process trial of the arm starts with, on top of the parent's
+  // (LD_PRELOAD of another allocator, CUBLAS_WORKSPACE_CONFIG): for what a process reads once,
+  // when it starts. Only fresh_process suites may return any (the runner refuses otherwise).
+  virtual std::map<std::string, std::string> trial_environment(const SuiteContext& context, const CaseSpec& c,
+                                                               const ArmSpec& arm) const {
+    return {};
+  }
   // Called once per run in the parent process, before any trial of the run: stages what every
   // trial shares (e.g. makes an on-disk dataset) and checks run-wide inputs. Throws InputError
   // for bad input: the run then stops before measuring anything (exit 2).

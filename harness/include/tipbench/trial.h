@@ -10,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
+#include <string>
 
 namespace tipbench {
 
@@ -25,10 +27,12 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
                        const ArmSpec& arm, const MeasureSettings& settings, int block, int position);
 
 // The same trial in a child process (`<self_executable> __trial REQUEST RESPONSE`), for knobs
-// whose state sticks to a process. Throws std::runtime_error with the child's error.
+// whose state sticks to a process; `environment` is set (or replaced) in the child's environment.
+// Throws std::runtime_error with the child's error.
 TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, const Suite& suite,
                                         const SuiteContext& context, int case_index, int arm_index,
-                                        const MeasureSettings& settings, int block, int position);
+                                        const MeasureSettings& settings, int block, int position,
+                                        const std::map<std::string, std::string>& environment = {});
 
 // The child's side: reads the request, runs the trial, writes the response. Returns an exit code.
 int serve_trial_request(const std::string& request_path, const std::string& response_path);

@@ -16,6 +16,7 @@ struct ModelOptions {
   int64_t image_size = 0;            // 0 = the model's default (224 for ResNet/ViT, 32 for small_cnn)
   bool conv_bias_before_bn = false;  // every conv that feeds a BatchNorm gets bias=true (torchvision: false)
   bool channels_last = false;        // convert 4-D parameters to ChannelsLast memory format
+  bool inplace_relu = true;          // CNN ReLUs overwrite their input (torchvision's ResNet); ViTs have none
   double dropout = 0.0;              // ViT dropout (torchvision default 0); CNNs have none
   double attention_dropout = 0.0;    // ViT dropout on the attention weights (torchvision default 0)
 };

@@ -17,6 +17,7 @@ struct ResNetOptions {
   std::array<int64_t, 4> blocks_per_stage = {2, 2, 2, 2};
   int64_t num_classes = 1000;
   bool conv_bias_before_bn = false;                       // torchvision: false
+  bool inplace_relu = true;                               // torchvision: nn.ReLU(inplace=True)
 
   static ResNetOptions resnet18() { return {false, {2, 2, 2, 2}}; }
   static ResNetOptions resnet34() { return {false, {3, 4, 6, 3}}; }
@@ -27,7 +28,7 @@ struct ResNetOptions {
 class BasicBlockImpl : public torch::nn::Cloneable<BasicBlockImpl> {
  public:
   static constexpr int64_t kExpansion = 1;
-  BasicBlockImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias);
+  BasicBlockImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias, bool inplace_relu = true);
   void reset() override;
   torch::Tensor forward(torch::Tensor x);
 
@@ -37,7 +38,7 @@ class BasicBlockImpl : public torch::nn::Cloneable<BasicBlockImpl> {
 
  private:
   int64_t in_channels_, planes_, stride_;
-  bool conv_bias_;
+  bool conv_bias_, inplace_relu_;
 };
 TORCH_MODULE(BasicBlock);
 
@@ -45,7 +46,7 @@ TORCH_MODULE(BasicBlock);
 class BottleneckImpl : public torch::nn::Cloneable<BottleneckImpl> {
  public:
   static constexpr int64_t kExpansion = 4;
-  BottleneckImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias);
+  BottleneckImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias, bool inplace_relu = true);
   void reset() override;
   torch::Tensor forward(torch::Tensor x);
 
@@ -55,7 +56,7 @@ class BottleneckImpl : public torch::nn::Cloneable<BottleneckImpl> {
 
  private:
   int64_t in_channels_, planes_, stride_;
-  bool conv_bias_;
+  bool conv_bias_, inplace_relu_;
 };
 TORCH_MODULE(Bottleneck);
 

@@ -15,13 +15,14 @@ namespace tipbench::models {
 struct SmallCNNOptions {
   int64_t num_classes = 10;
   bool conv_bias_before_bn = false;
+  bool inplace_relu = true;  // ReLU overwrites the BatchNorm output instead of making a new tensor
   std::vector<int64_t> channels = {32, 64, 128, 256};  // one stride-2 stage each
 };
 
 // conv3x3 (stride 2) -> BatchNorm -> ReLU; parameter names conv.weight, bn.weight, ...
 class ConvBNReLUImpl : public torch::nn::Cloneable<ConvBNReLUImpl> {
  public:
-  ConvBNReLUImpl(int64_t in_channels, int64_t out_channels, bool conv_bias);
+  ConvBNReLUImpl(int64_t in_channels, int64_t out_channels, bool conv_bias, bool inplace_relu = true);
   void reset() override;
   torch::Tensor forward(torch::Tensor x);
 
@@ -30,7 +31,7 @@ class ConvBNReLUImpl : public torch::nn::Cloneable<ConvBNReLUImpl> {
 
  private:
   int64_t in_channels_, out_channels_;
-  bool conv_bias_;
+  bool conv_bias_, inplace_relu_;
 };
 TORCH_MODULE(ConvBNReLU);
 

@@ -1,0 +1,68 @@
+// Tip: deterministic algorithms have a price; pay it when reproducibility matters, not by
+// default. torch.use_deterministic_algorithms(True) picks deterministic kernels (on CUDA:
+// deterministic cuDNN convolutions and cuBLAS with a fixed workspace, no atomics-based
+// reductions) and fills new empty tensors, and it goes with cudnn.benchmark off. Baseline:
+// PyTorch's default (nondeterministic kernels allowed, benchmark off). Treatment: deterministic
+// algorithms + cuDNN deterministic + benchmark off, and on CUDA CUBLAS_WORKSPACE_CONFIG=:4096:8,
+// which cuBLAS reads once per process: on CUDA every trial runs in a fresh process. A test
+// checks that two deterministic CPU runs give bit-identical parameters.
+#include "common/determinism.h"
+#include "common/scoped_workload.h"
+#include "common/training.h"
+#include "tipbench/registry.h"
+
+namespace tipbench::suites {
+
+namespace {
+
+bool deterministic_arm(const ArmSpec& arm) { return level(arm.levels, "deterministic") == "on"; }
+
+// A CNN and a ViT on CUDA (convolutions and matmuls have different deterministic kernels).
+std::vector<std::string> default_models(const SuiteContext& context) {
+  if (!context.models.empty() || !context.device.is_cuda()) return models_to_run(context);
+  return context.quick ? std::vector<std::string>{"resnet18", "vit_ti_16"}
+                       : std::vector<std::string>{"resnet50", "vit_b_16"};
+}
+
+}  // namespace
+
+class DeterminismSuite final : public Suite {
+ public:
+  std::string name() const override { return "determinism"; }
+  std::string description() const override {
+    return "PyTorch's default kernels vs deterministic algorithms (+ cuDNN deterministic, benchmark off, "
+           "CUBLAS_WORKSPACE_CONFIG on CUDA)";
+  }
+  Isolation isolation(const SuiteContext& context) const override {
+    return context.device.is_cuda() ? Isolation::fresh_process : Isolation::in_process;
+  }
+  std::map<std::string, std::string> trial_environment(const SuiteContext& context, const CaseSpec&,
+                                                       const ArmSpec& arm) const override {
+    if (!context.device.is_cuda() || !deterministic_arm(arm)) return {};
+    return {{kCublasWorkspaceVariable, kCublasWorkspaceDeterministic}};
+  }
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    std::vector<CaseSpec> out;
+    for (const auto& model : default_models(context)) {
+      out.push_back({training_params(context, model),
+                     {{"default", {{"deterministic", "off"}}}, {"deterministic", {{"deterministic", "on"}}}}});
+    }
+    return out;
+  }
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const override {
+    const Determinism before = current_determinism();
+    if (deterministic_arm(arm)) apply(Determinism::deterministic());
+    auto restore = [before] { apply(before); };
+    try {
+      return with_restore(make_training_workload(context, training_spec(c)), restore, determinism_info());
+    } catch (...) {
+      restore();
+      throw;
+    }
+  }
+};
+
+TIPBENCH_REGISTER_SUITE(DeterminismSuite);
+
+}  // namespace tipbench::suites

@@ -1,0 +1,65 @@
+// Suites whose trials run in fresh processes with an environment of their own, end to end with
+// the real binary: the allocator suite's trials run under the allocator their arm preloads (read
+// back from the trial process's own memory map), and the glibc arm clears a preload the parent
+// process was started with.
+#include "tipbench/exit_codes.h"
+#include "tipbench/result.h"
+
+#include "child_process.h"
+#include "scratch_dir.h"
+#include "test_paths.h"
+
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#ifndef TIPBENCH_BINARY
+#error "TIPBENCH_BINARY must name the tipbench executable (tests/cli/CMakeLists.txt)"
+#endif
+
+namespace {
+
+using tipbench::ArmStatus;
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+const std::string kJemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+
+TEST(FreshProcessSuites, AllocatorTrialsRunUnderTheLibraryTheirArmPreloads) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a CPU run keeps this test short";
+  const auto dir = tipbench::testing::fresh_scratch_dir("fresh_process_allocator");
+  const std::string out = (dir / "r.json").string();
+  // The parent itself runs under jemalloc when it is installed: the glibc arm must not inherit it.
+  std::map<std::string, std::string> env;
+  if (std::filesystem::exists(kJemalloc)) env["LD_PRELOAD"] = kJemalloc;
+  const auto o = tipbench::testing::run_child(
+      {TIPBENCH_BINARY, "run", "--quick", "--suite", "allocator", "--device", "cpu", "--blocks", "2", "--out", out},
+      dir / "out.txt", dir / "err.txt", env);
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto r = tipbench::read_result(out);
+  ASSERT_EQ(r.suites.size(), 1u);
+  EXPECT_EQ(r.suites[0].isolation, "fresh_process");
+  const auto& c = r.suites[0].cases.at(0);
+  ASSERT_EQ(c.arms.size(), 2u);  // --quick: glibc and jemalloc
+  for (const auto& arm : c.arms) {
+    SCOPED_TRACE(arm.name);
+    if (arm.status == ArmStatus::skipped) {
+      EXPECT_NE(arm.arm, "glibc");
+      EXPECT_TRUE(contains(arm.reason, "is not installed")) << arm.reason;
+      continue;
+    }
+    ASSERT_EQ(arm.status, ArmStatus::ok) << arm.reason;
+    EXPECT_EQ(arm.trials.size(), 2u);
+    const std::string library = arm.info.at("allocator_library").get<std::string>();
+    if (arm.arm == "glibc") {
+      EXPECT_EQ(library, "glibc (libc.so.6)");
+    } else {
+      EXPECT_TRUE(contains(library, "lib" + arm.arm)) << library;
+    }
+  }
+}
+
+}  // namespace
