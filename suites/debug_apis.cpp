@@ -10,6 +10,7 @@
 
 #include <torch/csrc/autograd/anomaly_mode.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 
 #include <fmt/format.h>
 
@@ -47,7 +48,15 @@ std::unique_ptr<Workload> with_profiler(std::unique_ptr<Workload> inner, const c
   const auto activities = profiler_activities(device);
   kineto::prepareProfiler(config, activities);
   kineto::enableProfiler(config, activities);
-  return with_restore(std::move(inner), [] { kineto::disableProfiler(); },
+  // Never throws (it runs in a destructor): the profiler may already be off.
+  auto stop = [] {
+    if (!torch::profiler::impl::profilerEnabled()) return;
+    try {
+      kineto::disableProfiler();
+    } catch (const std::exception&) {
+    }
+  };
+  return with_restore(std::move(inner), stop,
                       {{"profiler", fmt::format("Kineto, {} activities, no export", device.is_cuda() ? "CPU + CUDA" : "CPU")}});
 }
 

@@ -4,6 +4,7 @@
 #include "tipbench/error_text.h"
 
 #include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 
 #include <algorithm>
 #include <cctype>
@@ -91,6 +92,11 @@ ArmProfile profile_steps(Workload& workload, const c10::Device& device, int step
   // Kineto logs an ERROR line on a machine without a CUDA driver and stage lines on every run;
   // level 5 keeps it quiet unless the user asked for its logs (read when Kineto initialises).
   ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+  if (torch::profiler::impl::profilerEnabled()) {
+    // The arm profiles itself (debug_apis): a second session would end the arm's.
+    profile.error = "a profiler is already recording in this arm's workload; no extra steps were profiled";
+    return profile;
+  }
   bool enabled = false;
   try {
     synchronize(device);  // the timed steps' work stays out of the trace

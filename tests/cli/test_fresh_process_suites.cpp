@@ -1,7 +1,7 @@
-// Suites whose trials run in fresh processes with an environment of their own, end to end with
-// the real binary: the allocator suite's trials run under the allocator their arm preloads (read
-// back from the trial process's own memory map), and the glibc arm clears a preload the parent
-// process was started with.
+// Suites with process-wide knobs, end to end with the real binary: the allocator suite's trials
+// run under the allocator their arm preloads (read back from the trial process's own memory map),
+// and the glibc arm clears a preload the parent process was started with; debug_apis's profiler
+// arm and --profile share a run.
 #include "tipbench/exit_codes.h"
 #include "tipbench/result.h"
 
@@ -58,6 +58,31 @@ TEST(FreshProcessSuites, AllocatorTrialsRunUnderTheLibraryTheirArmPreloads) {
       EXPECT_EQ(library, "glibc (libc.so.6)");
     } else {
       EXPECT_TRUE(contains(library, "lib" + arm.arm)) << library;
+    }
+  }
+}
+
+// --profile beside an arm that runs the profiler itself: that arm's extra profiled steps are
+// refused with the reason (a second session would end the arm's), the others are profiled, and
+// the run ends normally (once, the arm's own profiler was switched off twice and terminated it).
+TEST(FreshProcessSuites, ProfileBesideAnArmThatProfilesItself) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a CPU run keeps this test short";
+  const auto dir = tipbench::testing::fresh_scratch_dir("profile_debug_apis");
+  const std::string out = (dir / "r.json").string();
+  const auto o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--quick", "--suite", "debug_apis", "--device",
+                                               "cpu", "--blocks", "1", "--profile", (dir / "traces").string(), "--out", out},
+                                              dir / "out.txt", dir / "err.txt");
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto r = tipbench::read_result(out);
+  for (const auto& arm : r.suites.at(0).cases.at(0).arms) {
+    SCOPED_TRACE(arm.name);
+    ASSERT_EQ(arm.status, ArmStatus::ok) << arm.reason;
+    ASSERT_TRUE(arm.profile.has_value());
+    if (arm.arm == "profiler") {
+      EXPECT_TRUE(contains(arm.profile->error, "already recording")) << arm.profile->error;
+    } else {
+      EXPECT_EQ(arm.profile->error, "");
+      EXPECT_TRUE(std::filesystem::exists(arm.profile->trace_file)) << arm.profile->trace_file;
     }
   }
 }
