@@ -5,6 +5,10 @@
 // RandomResizedCrop + flip + normalize on CPU workers). Baseline: workers 0, pin_memory false
 // (PyTorch's defaults). --loader-only drops the model: the data-loading ceiling, measured next to
 // the model's consumption rate on synthetic data, says whether training is input-bound.
+// A second case per model climbs the input-pipeline ladder at workers = cores (pinned, with the
+// side-stream prefetch of the next batch, on CUDA): float batches normalised by the workers
+// (baseline), uint8 batches normalised on the device (NVIDIA's fast_collate: a quarter of the
+// bytes), and uint8 with every decoded image kept in RAM after the first epoch.
 #include "common/loader_notes.h"
 #include "common/loader_workload.h"
 #include "common/training.h"
@@ -55,6 +59,24 @@ bool loader_only(const SuiteContext& context) { return kLoaderOnlyOption.flag(co
 
 std::string grid_arm_name(int workers, bool pin) { return fmt::format("w{}{}", workers, pin ? "_pin" : ""); }
 
+constexpr const char* kLadder = "ladder";
+
+// The ladder's rungs, each adding one remedy to the one before. --quick leaves out the cache,
+// whose trials first warm up for a whole epoch (the quick suite's budget).
+std::vector<ArmSpec> ladder_arms(const SuiteContext& context) {
+  std::vector<ArmSpec> rungs{{"host_float", {{"pixels", "float"}, {"cache", "off"}}},
+                             {"uint8", {{"pixels", "uint8"}, {"cache", "off"}}}};
+  if (!context.quick) rungs.push_back({"uint8_cache", {{"pixels", "uint8"}, {"cache", "decoded"}}});
+  return rungs;
+}
+
+bool is_ladder(const CaseSpec& c) {
+  for (const auto& [k, v] : c.params) {
+    if (k == "pipeline") return v == kLadder;
+  }
+  return false;
+}
+
 std::string dataset_dir(const SuiteContext& context) {
   const std::string given = kDataOption.text(context.options);
   return given.empty() ? cached_dataset_dir(context) : given;
@@ -75,7 +97,8 @@ class DataLoader final : public Suite {
   std::string name() const override { return "dataloader"; }
   std::string description() const override {
     return "DataLoader workers {0, 1, 2, 4, ..., cores} x pin_memory, training from on-disk JPEGs "
-           "(default: workers 0, pageable)";
+           "(default: workers 0, pageable); the pipeline ladder: float batches, uint8 normalised on the device, "
+           "+ decoded RAM cache";
   }
   std::vector<SuiteOption> options() const override {
     return {kDataOption, kLoaderOnlyOption, kCorruptPolicyOption};
@@ -95,17 +118,26 @@ class DataLoader final : public Suite {
                     {"model", model},
                     {"batch", std::to_string(loader_batch_size(context, model))},
                     {"image_size", std::to_string(models::resolved_image_size(model, {}))}};
-      std::vector<ArmSpec> arms = grid;
       // The model's consumption rate: training on batches already on the device.
-      if (loader_only(context)) arms.push_back({"synthetic", {{"input", "synthetic"}}});
+      const ArmSpec synthetic{"synthetic", {{"input", "synthetic"}}};
+      std::vector<ArmSpec> arms = grid;
+      if (loader_only(context)) arms.push_back(synthetic);
       out.push_back({params, arms});
+
+      Levels ladder = params;
+      ladder.emplace_back("pipeline", kLadder);
+      ladder.emplace_back("workers", std::to_string(data::available_cores()));
+      ladder.emplace_back("pin_memory", context.device.is_cuda() ? "true" : "false");
+      std::vector<ArmSpec> rungs = ladder_arms(context);
+      if (loader_only(context)) rungs.push_back(synthetic);
+      out.push_back({ladder, rungs});
     }
     return out;
   }
 
-  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&,
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec& arm) const override {
-    const bool pin = arm.name != "synthetic" && level(arm.levels, "pin_memory") == "true";
+    const bool pin = arm.name != "synthetic" && !is_ladder(c) && level(arm.levels, "pin_memory") == "true";
     if (pin && !context.device.is_cuda()) {
       return "pin_memory page-locks batches for asynchronous copies to a CUDA device; this run is on " +
              context.device.str() + " (the workers axis runs)";
@@ -165,8 +197,13 @@ class DataLoader final : public Suite {
     LoaderWorkloadSpec spec;
     spec.model = level(c.params, "mode") == "train" ? model : "";
     spec.batch_size = batch;
-    spec.loader.workers = std::stoi(level(arm.levels, "workers"));
-    spec.loader.pin_memory = level(arm.levels, "pin_memory") == "true";
+    const Levels& cell = is_ladder(c) ? c.params : arm.levels;  // the ladder's cell is the case's
+    spec.loader.workers = std::stoi(level(cell, "workers"));
+    spec.loader.pin_memory = level(cell, "pin_memory") == "true";
+    if (is_ladder(c)) {
+      spec.loader.uint8_batches = level(arm.levels, "pixels") == "uint8";
+      spec.loader.cache_decoded = level(arm.levels, "cache") == "decoded";
+    }
     spec.loader.corrupt_policy = corrupt_policy(context);
     spec.loader.seed = context.seed;
     spec.loader.augment.output_size = image;

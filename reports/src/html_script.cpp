@@ -169,7 +169,22 @@ const char* const kReportScript = R"JS(
                         scales: { y: { title: { display: true, text: spec.y_label } } } }, height: 320 };
   }
 
-  var builders = { bars_ci: barsCi, heatmap: heatmap, lines: lines, scatter: scatter, trend: trend };
+  function ladder(spec) {
+    var datasets = [{ label: spec.value_label, data: spec.values, backgroundColor: color(0) + '99',
+                      borderColor: color(0), borderWidth: 1 }];
+    if (spec.consumption !== null) {
+      // A flat line across the rungs: a rung whose bar is below it cannot keep the model fed.
+      datasets.push({ type: 'line', label: spec.consumption_label,
+                      data: spec.labels.map(function () { return spec.consumption; }),
+                      borderColor: color(1), backgroundColor: color(1), borderDash: [6, 4], pointRadius: 0 });
+    }
+    return { type: 'bar', data: { labels: spec.labels, datasets: datasets },
+             options: { animation: false, responsive: true, maintainAspectRatio: false,
+                        scales: { y: { beginAtZero: true, title: { display: true, text: spec.value_label } } } },
+             height: 320 };
+  }
+
+  var builders = { bars_ci: barsCi, heatmap: heatmap, lines: lines, scatter: scatter, trend: trend, ladder: ladder };
 
   function painted(canvas) {
     var ctx = canvas.getContext('2d');

@@ -248,6 +248,38 @@ void scaling_curves(const NamedRun& run, json& charts) {
   }
 }
 
+// The input-pipeline ladder (a case with param pipeline=ladder): each rung's images/s as a bar,
+// and the model's consumption rate (its `synthetic` arm, loader-only runs) as a line across them.
+void ladder_charts(const NamedRun& run, json& charts) {
+  for (const auto& suite : run.result.suites) {
+    for (const auto& c : suite.cases) {
+      if (find_level(c.params, "pipeline") != std::optional<std::string>("ladder")) continue;
+      json labels = json::array(), values = json::array();
+      std::optional<double> consumption;
+      for (const auto& arm : c.arms) {
+        const bool ok = arm.status == ArmStatus::ok && arm.throughput_samples_per_s.n > 0;
+        if (arm.arm == "synthetic") {
+          if (ok) consumption = arm.throughput_samples_per_s.median;
+          continue;
+        }
+        // A rung that did not run is a gap named with its status ("uint8 (skipped)").
+        labels.push_back(ok ? arm.arm : fmt::format("{} ({})", arm.arm, to_string(arm.status)));
+        values.push_back(ok ? json(arm.throughput_samples_per_s.median) : json(nullptr));
+      }
+      if (labels.empty()) continue;
+      charts.push_back({{"kind", "ladder"},
+                        {"id", "ladder-" + c.name},
+                        {"title", fmt::format("{}: images/s per rung of the input pipeline{} ({})", c.name,
+                                              consumption ? ", and the model's consumption" : "", run.label)},
+                        {"value_label", "images/s"},
+                        {"labels", labels},
+                        {"values", values},
+                        {"consumption", nullable(consumption)},
+                        {"consumption_label", "the model's consumption (training on synthetic data)"}});
+    }
+  }
+}
+
 // Memory against step time, one point per arm, for arms with a `checkpoint` level.
 void tradeoffs(const NamedRun& run, json& charts) {
   for (const auto& suite : run.result.suites) {
@@ -335,6 +367,7 @@ json report_model(const std::vector<NamedRun>& runs, const std::vector<NamedRun>
     level_curves(primary, "batch", charts);
     tradeoffs(primary, charts);
     scaling_curves(primary, charts);
+    ladder_charts(primary, charts);
   }
   std::vector<const NamedRun*> timeline;
   for (const auto& r : history) timeline.push_back(&r);

@@ -28,6 +28,7 @@ void loader_only_notes(const CaseResult& c, const MeasureSettings& settings, std
   notes.push_back(fmt::format("{}: loader ceiling vs {}'s consumption on synthetic data ({:.1f} samples/s)", c.name,
                               level(c.params, "model"), model->throughput_samples_per_s.median));
   const auto consumption = throughput_by_block(*model);
+  std::string first_to_keep_up;
   for (const auto& arm : c.arms) {
     if (&arm == model || arm.status != ArmStatus::ok) continue;
     std::vector<double> ceiling, consumed;
@@ -44,10 +45,15 @@ void loader_only_notes(const CaseResult& c, const MeasureSettings& settings, std
     const char* what = verdict == stats::Verdict::slower   ? "input-bound: the loader cannot keep the model fed"
                        : verdict == stats::Verdict::faster ? "keeps up: the model is the bottleneck"
                                                            : "about even";
-    notes.push_back(fmt::format("  {:<8} {:>10.1f} samples/s  x{:.3f} [{:.3f}, {:.3f}]  {}", arm.arm,
+    notes.push_back(fmt::format("  {:<11} {:>10.1f} samples/s  x{:.3f} [{:.3f}, {:.3f}]  {}", arm.arm,
                                 arm.throughput_samples_per_s.median, estimate.ratio, estimate.ci_low,
                                 estimate.ci_high, what));
+    if (verdict == stats::Verdict::faster && first_to_keep_up.empty()) first_to_keep_up = arm.arm;
   }
+  notes.push_back(first_to_keep_up.empty()
+                      ? fmt::format("  no arm's ceiling exceeds {}'s consumption", level(c.params, "model"))
+                      : fmt::format("  the first arm whose ceiling exceeds {}'s consumption: {}", level(c.params, "model"),
+                                    first_to_keep_up));
 }
 
 // Training: how long each cell's loop blocked on the loader.

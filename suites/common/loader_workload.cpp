@@ -1,6 +1,7 @@
 #include "loader_workload.h"
 
 #include "tipbench/data/device_feeder.h"
+#include "tipbench/data/device_normalize.h"
 #include "tipbench/data/loader.h"
 #include "tipbench/data/system.h"
 #include "tipbench/models/model.h"
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 
 namespace tipbench::suites {
 
@@ -42,15 +44,19 @@ class LoaderWorkload final : public Workload {
     // script whose loader is iterated after the model is built.
     loader_ = std::make_unique<data::Loader>(std::move(manifest), dir, spec_.loader);
     feeder_ = std::make_unique<data::DeviceFeeder>(*loader_, device_, spec_.loader.pin_memory);
+    if (spec_.loader.uint8_batches) normalize_.emplace(device_, spec_.loader.augment);
   }
 
   void step() override {
     const data::DeviceBatch batch = feeder_->take();
     rows_ += batch.rows;
     skipped_ += batch.skipped;
+    // uint8 batches: ToTensor + Normalize here, on the device, part of the pipeline's work even
+    // without a model.
+    const torch::Tensor images = normalize_ ? (*normalize_)(batch.images) : batch.images;
     if (optimizer_ && batch.rows > 0) {  // a batch whose every file was skipped trains nothing
       optimizer_->zero_grad();
-      auto loss = torch::nn::functional::cross_entropy(model_.forward(batch.images), batch.labels);
+      auto loss = torch::nn::functional::cross_entropy(model_.forward(images), batch.labels);
       loss.backward();
       optimizer_->step();
     }
@@ -61,6 +67,13 @@ class LoaderWorkload final : public Workload {
   }
 
   std::int64_t samples_per_step() const override { return spec_.batch_size; }
+
+  // With the decoded cache, warm up for a whole epoch plus the batches made ahead, so the timed
+  // steps see the cache full (the steady state of every later epoch), not the first decode.
+  int fixed_warmup_steps() const override {
+    if (!spec_.loader.cache_decoded) return 0;
+    return static_cast<int>(loader_->batches_per_epoch()) + loader_->prefetch_depth() + 1;
+  }
 
   void begin_measurement() override {
     feeder_->reset_counters();
@@ -80,6 +93,7 @@ class LoaderWorkload final : public Workload {
     if (const auto ms = feeder_->mean_copy_ms()) m["h2d_copy_ms"] = *ms;
     if (const auto rss = data::resident_set_bytes(); rss >= 0) m["host_rss_bytes"] = static_cast<double>(rss);
     m["skipped_files"] = static_cast<double>(skipped_);
+    if (spec_.loader.cache_decoded) m["decoded_cache_bytes"] = static_cast<double>(loader_->cached_bytes());
     return m;
   }
 
@@ -107,6 +121,8 @@ class LoaderWorkload final : public Workload {
         {"batch_bytes", loader_->batch_bytes()},
         {"batches_per_epoch", loader_->batches_per_epoch()},
         {"h2d_copy", feeder_->copy_mode()},
+        {"pixels", o.uint8_batches ? "uint8, normalised on the device" : "float32, normalised by the loader"},
+        {"decoded_cache", o.cache_decoded},
         {"torch_threads", torch::get_num_threads()},
         {"cpu_cores", data::available_cores()},
         {"corrupt_policy", data::to_string(o.corrupt_policy)},
@@ -138,6 +154,7 @@ class LoaderWorkload final : public Workload {
   std::unique_ptr<torch::optim::SGD> optimizer_;
   std::unique_ptr<data::Loader> loader_;
   std::unique_ptr<data::DeviceFeeder> feeder_;
+  std::optional<data::DeviceNormalizer> normalize_;  // uint8 batches only
   std::int64_t steps_ = 0;
   std::int64_t rows_ = 0;     // images delivered to the timed steps
   std::int64_t skipped_ = 0;  // files left out of the batches the timed steps took

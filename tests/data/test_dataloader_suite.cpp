@@ -1,9 +1,12 @@
 // The dataloader suite end to end through the CLI, in-process, on a tiny on-disk dataset:
-// `tipbench data make`, a quick run with its grid, metrics, skipped pinned arms and notes, the
-// loader-only ceiling, a missing dataset and the corrupt-file policies.
+// `tipbench data make`, a quick run with its grid and pipeline ladder, metrics, skipped pinned
+// arms and notes, the loader-only ceiling of every arm, a missing dataset and the corrupt-file
+// policies in every arm.
 #include "tipbench/data/dataset.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/registry.h"
 #include "tipbench/result.h"
+#include "tipbench/trial.h"
 
 #include "cli_capture.h"
 #include "scratch_dir.h"
@@ -87,7 +90,7 @@ TEST(DataloaderSuite, QuickRunOnTheCpuMeasuresTheWorkersGrid) {
   const auto r = tipbench::read_result(out);
   ASSERT_EQ(r.suites.size(), 1u);
   const auto& suite = r.suites[0];
-  ASSERT_EQ(suite.cases.size(), 1u);
+  ASSERT_EQ(suite.cases.size(), 2u);  // the workers grid and the pipeline ladder
   const auto& c = suite.cases[0];
   EXPECT_EQ(c.name, "dataloader/mode:train/model:small_cnn/batch:8/image_size:32");
   ASSERT_GE(c.arms.size(), 4u);
@@ -122,6 +125,21 @@ TEST(DataloaderSuite, QuickRunOnTheCpuMeasuresTheWorkersGrid) {
     EXPECT_TRUE(arm.metrics.count("data_wait_fraction"));
   }
   EXPECT_TRUE(workers_run.count("0") && workers_run.count("1")) << "the workers axis runs";
+
+  const auto& ladder = suite.cases[1];
+  EXPECT_TRUE(contains(ladder.name, "/pipeline:ladder/workers:")) << ladder.name;
+  EXPECT_TRUE(contains(ladder.name, "/pin_memory:false")) << "pinned only on CUDA: " << ladder.name;
+  ASSERT_EQ(ladder.arms.size(), 2u) << "--quick: no decoded cache";
+  for (const auto& arm : ladder.arms) {
+    SCOPED_TRACE(arm.name);
+    ASSERT_EQ(arm.status, ArmStatus::ok) << arm.reason;
+    const bool uint8 = arm.arm != "host_float";
+    EXPECT_EQ(contains(arm.info.at("pixels").get<std::string>(), "uint8"), uint8);
+    EXPECT_EQ(arm.info.at("decoded_cache").get<bool>(), arm.arm == "uint8_cache");
+    EXPECT_EQ(arm.info.at("batch_bytes").get<std::int64_t>(), 8 * (3 * 32 * 32 * (uint8 ? 1 : 4) + 8));
+  }
+  EXPECT_EQ(ladder.arms[0].arm, "host_float");
+  EXPECT_TRUE(ladder.arms[0].baseline);
   EXPECT_FALSE(c.comparisons.empty());
   ASSERT_FALSE(suite.notes.empty());
   EXPECT_TRUE(contains(suite.notes[0], "waited for data")) << suite.notes[0];
@@ -146,11 +164,16 @@ TEST(DataloaderSuite, LoaderOnlyComparesTheCeilingWithTheModelsConsumption) {
   const auto& notes = r.suites[0].notes;
   ASSERT_GE(notes.size(), 2u);
   EXPECT_TRUE(contains(notes[0], "loader ceiling")) << notes[0];
-  int verdicts = 0;
+  int verdicts = 0, conclusions = 0;
   for (const auto& n : notes) {
     verdicts += contains(n, "input-bound") || contains(n, "keeps up") || contains(n, "about even");
+    conclusions += contains(n, "the first arm whose ceiling exceeds") || contains(n, "no arm's ceiling exceeds");
   }
-  EXPECT_GE(verdicts, 2) << "one verdict per runnable grid cell";
+  EXPECT_GE(verdicts, 2 + 2) << "one verdict per runnable grid cell and ladder rung";
+  EXPECT_EQ(conclusions, 2) << "one per case, grid and ladder";
+  const auto& ladder = r.suites[0].cases.at(1);
+  EXPECT_EQ(ladder.arms.back().arm, "synthetic");
+  EXPECT_EQ(ladder.arms.front().info.at("mode"), "loader_only");
 }
 
 TEST(DataloaderSuite, CorruptFilesFailTheRunOrMakeTheArmsInvalid) {
@@ -178,16 +201,20 @@ TEST(DataloaderSuite, CorruptFilesFailTheRunOrMakeTheArmsInvalid) {
   o = cli(quick_run(data_dir, (out_dir / "skip.json").string(), /*blocks=*/2));
   ASSERT_EQ(o.code, tipbench::exit_code::failed) << o.err;
   const auto r = tipbench::read_result((out_dir / "skip.json").string());
-  const auto& c = r.suites.at(0).cases.at(0);
-  for (const auto& arm : c.arms) {
-    if (arm.status == ArmStatus::skipped) continue;  // pinned arms on a CPU
-    SCOPED_TRACE(arm.name);
-    EXPECT_EQ(arm.status, ArmStatus::invalid);
-    EXPECT_TRUE(contains(arm.reason, "block 0: the loader skipped")) << arm.reason;
-    EXPECT_TRUE(contains(arm.reason, "more than the 1%")) << arm.reason;
-    EXPECT_EQ(arm.trials.size(), 1u) << "kept for inspection";
+  // Every arm of the grid and of the ladder (uint8, decoded cache) meets the bad files the same way.
+  ASSERT_EQ(r.suites.at(0).cases.size(), 2u);
+  for (const auto& each : r.suites.at(0).cases) {
+    for (const auto& arm : each.arms) {
+      if (arm.status == ArmStatus::skipped) continue;  // pinned arms on a CPU
+      SCOPED_TRACE(arm.name);
+      EXPECT_EQ(arm.status, ArmStatus::invalid);
+      EXPECT_TRUE(contains(arm.reason, "block 0: the loader skipped")) << arm.reason;
+      EXPECT_TRUE(contains(arm.reason, "more than the 1%")) << arm.reason;
+      EXPECT_EQ(arm.trials.size(), 1u) << "kept for inspection";
+    }
+    EXPECT_TRUE(each.comparisons.empty());
   }
-  EXPECT_TRUE(c.comparisons.empty());
+  const auto& c = r.suites.at(0).cases.at(0);
   const auto& w0 = c.arms.at(0);
   ASSERT_TRUE(w0.info.contains("skipped_files"));
   for (const auto& f : w0.info.at("skipped_files")) {
@@ -219,6 +246,30 @@ TEST(DataloaderSuite, ARareCorruptFileIsSkippedAndCounted) {
   ASSERT_TRUE(w0.info.contains("skipped_files"));
   EXPECT_EQ(w0.info.at("skipped_files").at(0).at("path"), manifest.files[7].path);
   EXPECT_TRUE(contains(o.out, "skipped as corrupt or missing")) << "a note says so";
+}
+
+// The full ladder's third rung, the decoded cache, as one short trial: it warms up for a whole
+// epoch (48 images / 8 + the batches made ahead) and then reads the cache.
+TEST(DataloaderSuite, TheFullLaddersCacheRungWarmsUpForAnEpochThenReadsRam) {
+  const std::string data_dir = tiny_dataset("suite_ladder_cache");
+  const tipbench::Suite* suite = tipbench::find_suite("dataloader");
+  ASSERT_NE(suite, nullptr);
+  tipbench::SuiteContext context;
+  context.batch_size = 8;
+  context.options = {{"data", data_dir}};
+  const auto cases = suite->cases(context);
+  ASSERT_EQ(cases.size(), 2u);
+  const auto& ladder = cases[1];
+  ASSERT_EQ(ladder.arms.size(), 3u);
+  ASSERT_EQ(ladder.arms[2].name, "uint8_cache");
+  tipbench::MeasureSettings short_trial = tipbench::quick_settings();
+  short_trial.warmup_max_steps = 2;  // a fixed warm-up of the workload overrides it
+  short_trial.trial_min_steps = 3;
+  short_trial.trial_min_time_s = 0.01;
+  const auto t = tipbench::run_trial(*suite, context, ladder, ladder.arms[2], short_trial, 0, 0);
+  EXPECT_GE(t.trial.warmup_steps, 6) << "a whole epoch first";
+  EXPECT_EQ(t.trial.metrics.at("decoded_cache_bytes"), 48.0 * 128 * 96 * 3) << "every image decoded once, held";
+  EXPECT_TRUE(t.info.at("decoded_cache").get<bool>());
 }
 
 }  // namespace

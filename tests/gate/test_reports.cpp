@@ -63,6 +63,28 @@ tipbench::CaseResult grid_case() {
   return c;
 }
 
+// The dataloader's pipeline ladder in loader-only mode: three rungs and the model's consumption.
+tipbench::CaseResult ladder_case() {
+  auto run = synthetic_run({.blocks = 4, .cv = 0.01});
+  tipbench::CaseResult c = run.suites[0].cases[0];
+  c.name = "dataloader/mode:loader_only/model:m/batch:8/pipeline:ladder";
+  c.params = {{"mode", "loader_only"}, {"model", "m"}, {"batch", "8"}, {"pipeline", "ladder"}};
+  std::vector<tipbench::ArmResult> arms;
+  for (const std::string rung : {"host_float", "uint8", "uint8_cache", "synthetic"}) {
+    auto a = c.arms[0];
+    a.arm = rung;
+    a.name = c.name + "/arm:" + rung;
+    a.baseline = arms.empty();
+    a.levels = {{"rung", rung}};
+    arms.push_back(a);
+  }
+  arms[1].status = tipbench::ArmStatus::failed;  // drawn as a gap with its status
+  arms[1].trials.clear();
+  c.arms = arms;
+  c.comparisons.clear();
+  return c;
+}
+
 // An arm per value of `level` (batch sweep, world size) or per checkpoint policy.
 tipbench::CaseResult level_case(const std::string& suite, const std::string& level, std::vector<std::string> values) {
   auto run = synthetic_run({.blocks = 4, .cv = 0.01});
@@ -158,6 +180,20 @@ TEST(HtmlModel, EncodingsOfOtherSuitesGetTheirCharts) {
   const auto& scaling = model.at("charts")[4];
   EXPECT_EQ(scaling.at("datasets")[1].at("label"), "ideal linear scaling");
   EXPECT_DOUBLE_EQ(scaling.at("datasets")[1].at("points")[2].at("y").get<double>(), 400.0);
+}
+
+TEST(HtmlModel, APipelineLadderDrawsItsRungsAndTheModelsConsumption) {
+  auto run = synthetic_run({.blocks = 4});
+  run.suites.push_back({"dataloader", "d", "in_process", {ladder_case()}, {}});
+  const auto model = r::report_model({{"run.json", run}}, {}, {});
+  EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup", "ladder"}));
+  const auto& ladder = model.at("charts")[1];
+  EXPECT_EQ(ladder.at("kind"), "ladder");
+  EXPECT_EQ(ladder.at("labels"), (nlohmann::json{"host_float", "uint8 (failed)", "uint8_cache"}));
+  EXPECT_TRUE(ladder.at("values")[1].is_null());
+  const auto& synthetic = run.suites.back().cases[0].arms[3];
+  EXPECT_DOUBLE_EQ(ladder.at("consumption").get<double>(), synthetic.throughput_samples_per_s.median);
+  EXPECT_DOUBLE_EQ(ladder.at("values")[0].get<double>(), run.suites.back().cases[0].arms[0].throughput_samples_per_s.median);
 }
 
 TEST(HtmlPage, EveryStringFromAResultIsEscaped) {
@@ -381,13 +417,14 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   run.suites.push_back({"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}});
   run.suites.push_back({"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}});
   run.suites.push_back({"ddp", "p", "in_process", {level_case("ddp", "world_size", {"1", "2", "4"})}, {}});
+  run.suites.push_back({"dataloader_ladder", "l", "in_process", {ladder_case()}, {}});
   run.suites[0].description = "</script><b>not bold</b>";
   const std::vector<NamedRun> runs{
       {"base.json", synthetic_run({.blocks = 6, .cv = 0.01, .seed = 1, .timestamp = "2026-01-01T00:00:00Z"})},
       {"head.json", run}};
   const auto model = r::report_model(runs, {}, {.primary = 1});
   const std::size_t expected = model.at("charts").size();
-  ASSERT_EQ(expected, 7u);  // speedup, change, heatmap, batch, tradeoff, scaling, trend
+  ASSERT_EQ(expected, 8u);  // speedup, change, heatmap, batch, tradeoff, scaling, ladder, trend
   const std::string html_path = (dir / "report.html").string();
   tipbench::testing::write_bytes(html_path, r::render_html(model, runs, r::read_chartjs(chartjs)));
 

@@ -72,11 +72,16 @@ int compute_taps(int in_size, int out_size, std::vector<int>& bounds, std::vecto
 
 }  // namespace
 
-void crop_resize_normalize(const RgbImage& image, const CropBox& box, const AugmentOptions& o, float* chw,
-                           ResizeScratch& s) {
+namespace {
+
+// The crop resized to output_size x output_size with the triangle filter; `write(c, offset, v)`
+// stores channel c's value v (clamped to [0, 255], like Pillow's uint8 result) at planar CHW
+// offset `offset`, flipped already.
+template <typename Write>
+void crop_resize(const RgbImage& image, const CropBox& box, const AugmentOptions& o, ResizeScratch& s, Write write) {
   if (box.width <= 0 || box.height <= 0 || box.x < 0 || box.y < 0 || box.x + box.width > image.width ||
       box.y + box.height > image.height) {
-    throw std::invalid_argument("crop_resize_normalize: crop box outside the image");
+    throw std::invalid_argument("crop_resize: crop box outside the image");
   }
   const int out = o.output_size;
   // Horizontal pass: every row of the crop to `out` columns (float, interleaved RGB).
@@ -100,14 +105,9 @@ void crop_resize_normalize(const RgbImage& image, const CropBox& box, const Augm
       dst[3 * j + 2] = acc2;
     }
   }
-  // Vertical pass, then ToTensor's 1/255, Normalize and the flip, into planar CHW.
+  // Vertical pass and the flip, into planar CHW.
   const int ytaps = compute_taps(box.height, out, s.y_bounds, s.y_weights);
   const std::size_t plane = std::size_t(out) * out;
-  float scale[3], shift[3];
-  for (int c = 0; c < 3; ++c) {
-    scale[c] = 1.0f / (255.0f * o.std[c]);
-    shift[c] = -o.mean[c] / o.std[c];
-  }
   for (int i = 0; i < out; ++i) {
     const int first = s.y_bounds[2 * i], count = s.y_bounds[2 * i + 1];
     const float* w = s.y_weights.data() + std::size_t(i) * ytaps;
@@ -120,13 +120,28 @@ void crop_resize_normalize(const RgbImage& image, const CropBox& box, const Augm
         acc[2] += w[k] * p[2];
       }
       const int col = box.flip ? out - 1 - j : j;
-      for (int c = 0; c < 3; ++c) {
-        // Clamped like Pillow's uint8 result, so the range is exactly that of the 8-bit input.
-        const float v = std::clamp(acc[c], 0.0f, 255.0f);
-        chw[c * plane + std::size_t(i) * out + col] = v * scale[c] + shift[c];
-      }
+      for (int c = 0; c < 3; ++c) write(c, c * plane + std::size_t(i) * out + col, std::clamp(acc[c], 0.0f, 255.0f));
     }
   }
+}
+
+}  // namespace
+
+void crop_resize_normalize(const RgbImage& image, const CropBox& box, const AugmentOptions& o, float* chw,
+                           ResizeScratch& s) {
+  // ToTensor's 1/255 and Normalize folded into one multiply-add per value.
+  float scale[3], shift[3];
+  for (int c = 0; c < 3; ++c) {
+    scale[c] = 1.0f / (255.0f * o.std[c]);
+    shift[c] = -o.mean[c] / o.std[c];
+  }
+  crop_resize(image, box, o, s, [&](int c, std::size_t at, float v) { chw[at] = v * scale[c] + shift[c]; });
+}
+
+void crop_resize_u8(const RgbImage& image, const CropBox& box, const AugmentOptions& o, std::uint8_t* chw,
+                    ResizeScratch& s) {
+  crop_resize(image, box, o, s,
+              [&](int, std::size_t at, float v) { chw[at] = static_cast<std::uint8_t>(std::lround(v)); });
 }
 
 }  // namespace tipbench::data

@@ -35,6 +35,7 @@ Loader::Loader(Manifest manifest, std::string root, LoaderOptions options)
       options_(options),
       batches_per_epoch_(batches_per_epoch_of(static_cast<std::int64_t>(manifest_.files.size()), options)),
       depth_(options.workers * options.prefetch_factor) {
+  if (options_.cache_decoded) cache_.resize(manifest_.files.size());
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
@@ -50,8 +51,8 @@ Loader::~Loader() {
 
 std::int64_t Loader::batch_bytes() const {
   const std::int64_t side = options_.augment.output_size;
-  return options_.batch_size * (3 * side * side * static_cast<std::int64_t>(sizeof(float)) +
-                                static_cast<std::int64_t>(sizeof(std::int64_t)));
+  const std::int64_t pixel_bytes = options_.uint8_batches ? 1 : static_cast<std::int64_t>(sizeof(float));
+  return options_.batch_size * (3 * side * side * pixel_bytes + static_cast<std::int64_t>(sizeof(std::int64_t)));
 }
 
 int Loader::ready_batches() const {
@@ -143,30 +144,24 @@ HostBatch Loader::make_batch(std::int64_t sequence, Scratch& scratch) {
   batch.sequence = sequence;
   batch.epoch = epoch;
   const auto pinned = torch::TensorOptions().pinned_memory(options_.pin_memory);
-  batch.images = torch::empty({count, 3, side, side}, pinned.dtype(torch::kFloat));
+  batch.images = torch::empty({count, 3, side, side}, pinned.dtype(options_.uint8_batches ? torch::kByte : torch::kFloat));
   batch.labels = torch::empty({count}, pinned.dtype(torch::kLong));
-  float* pixels = batch.images.data_ptr<float>();
   std::int64_t* labels = batch.labels.data_ptr<std::int64_t>();
-  std::string error;
   for (std::int64_t k = first; k < first + count; ++k) {
     if (stopping_.load(std::memory_order_relaxed)) break;  // the loader is shutting down
     const std::int64_t index = (*order)[k];
-    const ManifestEntry& entry = manifest_.files[static_cast<std::size_t>(index)];
-    if (!detail::read_file(root_ + "/" + entry.path, scratch.file, error)) {
-      skip(entry, "cannot read: " + error);
-      ++batch.skipped_missing;
-      continue;
-    }
-    if (!decode_jpeg(scratch.file, scratch.image, error)) {
-      skip(entry, "cannot decode: " + error);
-      ++batch.skipped_corrupt;
-      continue;
-    }
+    std::shared_ptr<const RgbImage> hold;
+    const RgbImage* image = decoded(index, scratch, batch, hold);
+    if (image == nullptr) continue;
     Rng rng = Rng::keyed({options_.seed, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(index), 0xa0a0});
-    const CropBox box = random_resized_crop(scratch.image.width, scratch.image.height, options_.augment, rng);
+    const CropBox box = random_resized_crop(image->width, image->height, options_.augment, rng);
     const std::int64_t row = batch.rows();
-    crop_resize_normalize(scratch.image, box, options_.augment, pixels + row * plane, scratch.resize);
-    labels[row] = entry.label;
+    if (options_.uint8_batches) {
+      crop_resize_u8(*image, box, options_.augment, batch.images.data_ptr<std::uint8_t>() + row * plane, scratch.resize);
+    } else {
+      crop_resize_normalize(*image, box, options_.augment, batch.images.data_ptr<float>() + row * plane, scratch.resize);
+    }
+    labels[row] = manifest_.files[static_cast<std::size_t>(index)].label;
     batch.indices.push_back(index);
   }
   if (batch.rows() < count) {  // skipped files: the batch shrinks (the storage stays pinned)
@@ -174,6 +169,40 @@ HostBatch Loader::make_batch(std::int64_t sequence, Scratch& scratch) {
     batch.labels = batch.labels.narrow(0, 0, batch.rows());
   }
   return batch;
+}
+
+const RgbImage* Loader::decoded(std::int64_t index, Scratch& scratch, HostBatch& batch,
+                               std::shared_ptr<const RgbImage>& hold) {
+  if (options_.cache_decoded) {
+    std::lock_guard lock(cache_mutex_);
+    hold = cache_[static_cast<std::size_t>(index)];
+  }
+  if (hold) {
+    cache_hits_.fetch_add(1, std::memory_order_relaxed);
+    return hold.get();
+  }
+  const ManifestEntry& entry = manifest_.files[static_cast<std::size_t>(index)];
+  std::string error;
+  if (!detail::read_file(root_ + "/" + entry.path, scratch.file, error)) {
+    skip(entry, "cannot read: " + error);
+    ++batch.skipped_missing;
+    return nullptr;
+  }
+  if (!decode_jpeg(scratch.file, scratch.image, error)) {
+    skip(entry, "cannot decode: " + error);  // never cached: every epoch skips and counts it again
+    ++batch.skipped_corrupt;
+    return nullptr;
+  }
+  if (options_.cache_decoded) {
+    auto copy = std::make_shared<const RgbImage>(scratch.image);
+    std::lock_guard lock(cache_mutex_);
+    auto& slot = cache_[static_cast<std::size_t>(index)];
+    if (!slot) {  // two workers may decode one image at an epoch boundary: keep and count one
+      slot = std::move(copy);
+      cached_bytes_.fetch_add(static_cast<std::int64_t>(slot->pixels.size()), std::memory_order_relaxed);
+    }
+  }
+  return &scratch.image;
 }
 
 }  // namespace tipbench::data

@@ -8,6 +8,8 @@
 //   batch     throughput and memory vs an arm's `batch` level (batch_size sweep)
 //   tradeoff  memory vs step time per arm for arms with a `checkpoint` level
 //   scaling   throughput vs a `world_size` level or param (DDP), with ideal linear scaling
+//   ladder    a `pipeline:ladder` case (dataloader): images/s per rung, with the model's
+//             consumption on synthetic data as a line when the case has a `synthetic` arm
 //   trend     each arm's throughput across runs in time order (history)
 // Example:
 //   auto model = tipbench::reports::report_model(runs, history, {});

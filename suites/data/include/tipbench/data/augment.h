@@ -13,6 +13,7 @@
 #include "tipbench/data/rng.h"
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 namespace tipbench::data {
@@ -45,5 +46,10 @@ struct ResizeScratch {
 // Writes 3 x output_size x output_size floats to `chw`: (pixel / 255 - mean) / std.
 void crop_resize_normalize(const RgbImage& image, const CropBox& box, const AugmentOptions& options,
                            float* chw, ResizeScratch& scratch);
+// The same crop and resize, rounded to 3 x output_size x output_size bytes (no ToTensor, no
+// Normalize): NVIDIA's fast_collate batch, a quarter of the float bytes, normalised later on the
+// device by normalize_uint8_batch (tipbench/data/device_normalize.h).
+void crop_resize_u8(const RgbImage& image, const CropBox& box, const AugmentOptions& options, std::uint8_t* chw,
+                    ResizeScratch& scratch);
 
 }  // namespace tipbench::data

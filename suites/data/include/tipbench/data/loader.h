@@ -31,7 +31,7 @@
 namespace tipbench::data {
 
 struct HostBatch {
-  torch::Tensor images;  // (rows, 3, S, S) float32, page-locked with pin_memory
+  torch::Tensor images;  // (rows, 3, S, S) float32 (uint8 with uint8_batches), page-locked with pin_memory
   torch::Tensor labels;  // (rows) int64, page-locked with pin_memory
   std::vector<std::int64_t> indices;  // the dataset index of each row
   std::int64_t sequence = 0;          // batches since the loader started
@@ -68,6 +68,9 @@ class Loader {
   // Distinct files skipped so far, in the order found (at most 100 are kept).
   std::vector<BadFile> bad_files() const;
   std::int64_t skipped_total() const { return skipped_total_.load(); }
+  // cache_decoded: bytes of decoded images held, and how many samples were served from the cache.
+  std::int64_t cached_bytes() const { return cached_bytes_.load(); }
+  std::int64_t cache_hits() const { return cache_hits_.load(); }
   // Batches made and waiting for the consumer now (at most prefetch_depth()).
   int ready_batches() const;
 
@@ -84,6 +87,10 @@ class Loader {
 
   void worker_loop();
   HostBatch make_batch(std::int64_t sequence, Scratch& scratch);
+  // The decoded image of `index`: from the cache, else read and decoded into scratch (and cached
+  // with cache_decoded). nullptr when the file was skipped (counted in `batch`).
+  const RgbImage* decoded(std::int64_t index, Scratch& scratch, HostBatch& batch,
+                          std::shared_ptr<const RgbImage>& hold);
   std::shared_ptr<const std::vector<std::int64_t>> permutation(std::int64_t epoch);
   // Records a bad file; throws InputError under CorruptPolicy::fail.
   void skip(const ManifestEntry& entry, const std::string& reason);
@@ -112,6 +119,9 @@ class Loader {
   std::set<std::string> bad_paths_;
   std::vector<BadFile> bad_files_;
   std::atomic<std::int64_t> skipped_total_{0};
+  std::mutex cache_mutex_;
+  std::vector<std::shared_ptr<const RgbImage>> cache_;  // by dataset index; cache_decoded only
+  std::atomic<std::int64_t> cached_bytes_{0}, cache_hits_{0};
 };
 
 }  // namespace tipbench::data

@@ -28,6 +28,12 @@ struct LoaderOptions {
   std::uint64_t seed = 0;   // shuffles and augmentations: keyed by (seed, epoch, index)
   AugmentOptions augment;
   CorruptPolicy corrupt_policy = CorruptPolicy::skip;
+  // Batches of uint8 pixels (crop and resize only; NVIDIA's fast_collate): a quarter of the float
+  // bytes to copy, normalised by the consumer on its device (tipbench/data/device_normalize.h).
+  bool uint8_batches = false;
+  // Keep every decoded image in RAM after its first decode: later epochs skip reading and
+  // decoding (the crop, flip and resize still run per epoch). Costs width x height x 3 bytes per image.
+  bool cache_decoded = false;
 };
 
 }  // namespace tipbench::data
