@@ -8,11 +8,11 @@
 #                      build-bundle/, configured Release)
 #     --no-build       pack the build as it is, without bootstrap or rebuild (the ctest test)
 # Exit: 0 packed; 1 the bundle breaks a rule (a library not found, an absolute build path left,
-# over 48 MiB); 2 usage error, or a missing build or tool.
+# over 56 MiB); 2 usage error, or a missing build or tool.
 #
 # The bundle: run.sh (the one entry point), bin/ (tipbench, tipbench_micro), tests/ (every test
 # binary), lib/ (every shared library they load that is neither the C/C++ runtime nor LibTorch nor
-# CUDA, found with ldd), share/ (files the tests and reports read at run time, the result checker,
+# CUDA, found with ldd; and nvJPEG, which torch's own CUDA wheels lack), share/ (files the tests and reports read at run time, the result checker,
 # build-info.sh) and MANIFEST.txt. The binaries find lib/ through RPATH $ORIGIN/../lib (patchelf);
 # LibTorch and the CUDA libraries are the target's own, put on the library path by run.sh.
 set -euo pipefail
@@ -35,7 +35,8 @@ while (($#)); do
     *) die 2 "unknown argument '$1' (see --help)" ;;
   esac
 done
-max_bytes=$((48 * 1024 * 1024))
+# A device call carries 64 MiB in all, the checkout (about 3.5 MiB) included.
+max_bytes=$((56 * 1024 * 1024))
 # An older bundle there is replaced; anything else is left alone.
 if [[ -e $out && ! -f $out/MANIFEST.txt ]]; then
   die 2 "$out exists and is not a bundle (no MANIFEST.txt): refusing to replace it"
@@ -126,6 +127,7 @@ for bin in "$stage"/bin/* "$stage"/tests/*; do
     real=${where[$soname]:-}
     [[ -n $real ]] || die 1 "$(basename "$bin") needs $soname, which ldd did not resolve"
     if [[ $real == "$torch_dir"/* ]]; then skipped[$soname]="LibTorch"
+    elif [[ $soname == libnvjpeg.so.* ]]; then bundled[$soname]=$real  # not among torch's CUDA wheels: travels
     elif [[ $real == "$wheel_nvidia"/* || $real == "$cuda_root"/* ]]; then skipped[$soname]="CUDA"
     else
       bundled[$soname]=$real
@@ -215,7 +217,7 @@ offending=$(for f in "$stage"/bin/* "$stage"/tests/*; do strings -n 6 "$f"; done
 bytes=$(du -sb "$stage" | cut -f1)
 if ((bytes > max_bytes)); then
   du -ab "$stage" | sort -rn | sed -n '2,11p' >&2
-  die 1 "the bundle is $((bytes / 1024 / 1024)) MiB, over the 48 MiB a device call carries"
+  die 1 "the bundle is $((bytes / 1024 / 1024)) MiB, over the 56 MiB left to it in a device call's 64"
 fi
 
 {

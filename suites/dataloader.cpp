@@ -8,11 +8,13 @@
 // A second case per model climbs the input-pipeline ladder at workers = cores (pinned, with the
 // side-stream prefetch of the next batch, on CUDA): float batches normalised by the workers
 // (baseline), uint8 batches normalised on the device (NVIDIA's fast_collate: a quarter of the
-// bytes), and uint8 with every decoded image kept in RAM after the first epoch.
+// bytes), uint8 with every decoded image kept in RAM after the first epoch, and the files decoded
+// on the GPU by nvJPEG, cropped and resized there (DALI's approach; CUDA only).
 #include "common/loader_notes.h"
 #include "common/loader_workload.h"
 #include "common/training.h"
 #include "tipbench/data/dataset.h"
+#include "tipbench/data/nvjpeg_decoder.h"
 #include "tipbench/data/system.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
@@ -61,12 +63,17 @@ std::string grid_arm_name(int workers, bool pin) { return fmt::format("w{}{}", w
 
 constexpr const char* kLadder = "ladder";
 
-// The ladder's rungs, each adding one remedy to the one before. --quick leaves out the cache,
-// whose trials first warm up for a whole epoch (the quick suite's budget).
+// The ladder's rungs: host_float, then uint8 batches, then a remedy on top of those: the decoded
+// cache, or decoding on the GPU. --quick leaves out the cache, whose trials first warm up for a
+// whole epoch (the quick suite's budget).
+constexpr const char* kNvjpeg = "nvjpeg";
 std::vector<ArmSpec> ladder_arms(const SuiteContext& context) {
-  std::vector<ArmSpec> rungs{{"host_float", {{"pixels", "float"}, {"cache", "off"}}},
-                             {"uint8", {{"pixels", "uint8"}, {"cache", "off"}}}};
-  if (!context.quick) rungs.push_back({"uint8_cache", {{"pixels", "uint8"}, {"cache", "decoded"}}});
+  std::vector<ArmSpec> rungs{{"host_float", {{"pixels", "float"}, {"cache", "off"}, {"decode", "cpu"}}},
+                             {"uint8", {{"pixels", "uint8"}, {"cache", "off"}, {"decode", "cpu"}}}};
+  if (!context.quick) {
+    rungs.push_back({"uint8_cache", {{"pixels", "uint8"}, {"cache", "decoded"}, {"decode", "cpu"}}});
+  }
+  rungs.push_back({kNvjpeg, {{"pixels", "uint8"}, {"cache", "off"}, {"decode", kNvjpeg}}});
   return rungs;
 }
 
@@ -98,7 +105,7 @@ class DataLoader final : public Suite {
   std::string description() const override {
     return "DataLoader workers {0, 1, 2, 4, ..., cores} x pin_memory, training from on-disk JPEGs "
            "(default: workers 0, pageable); the pipeline ladder: float batches, uint8 normalised on the device, "
-           "+ decoded RAM cache";
+           "+ decoded RAM cache, nvJPEG decode on the GPU";
   }
   std::vector<SuiteOption> options() const override {
     return {kDataOption, kLoaderOnlyOption, kCorruptPolicyOption};
@@ -142,6 +149,7 @@ class DataLoader final : public Suite {
       return "pin_memory page-locks batches for asynchronous copies to a CUDA device; this run is on " +
              context.device.str() + " (the workers axis runs)";
     }
+    if (arm.name == kNvjpeg) return data::nvjpeg_unavailable_reason(context.device);
     return std::nullopt;
   }
 
@@ -203,6 +211,7 @@ class DataLoader final : public Suite {
     if (is_ladder(c)) {
       spec.loader.uint8_batches = level(arm.levels, "pixels") == "uint8";
       spec.loader.cache_decoded = level(arm.levels, "cache") == "decoded";
+      spec.loader.decode_on_device = level(arm.levels, "decode") == kNvjpeg;
     }
     spec.loader.corrupt_policy = corrupt_policy(context);
     spec.loader.seed = context.seed;

@@ -11,7 +11,8 @@ has Python but nothing installed for us). Each command prints one line for run.s
 A result passes when it is schema 1.x from the expected device, no arm failed or was invalid,
 every ok arm has timed steps, and on CUDA every ok arm recorded the caching allocator's peak.
 The line also states what the GPU paths reported: TorchScript fusion, the largest batch that fit,
-the NCCL version behind the ddp arms, pinned host-to-device copy times.
+the NCCL version behind the ddp arms, pinned host-to-device copy times, nvJPEG's backend and
+decode times.
 """
 import json
 import math
@@ -38,7 +39,7 @@ def gpus(env_path):
 def facts(doc):
     """Short statements of what the CUDA-specific paths did, per suite present."""
     out = []
-    fusion, largest, h2d = {}, {}, []
+    fusion, largest, h2d, nvjpeg = {}, {}, [], {}
     graphs = [a for s, _, a in arms(doc) if s == "cuda_graphs" and a.get("arm") == "graph"]
     for suite, case, arm in arms(doc):
         if arm.get("status") != "ok":
@@ -54,12 +55,17 @@ def facts(doc):
             copy = arm.get("summary", {}).get("metrics", {}).get("h2d_copy_ms")
             if copy:
                 h2d.append(copy["median"])
+            decode = arm.get("summary", {}).get("metrics", {}).get("device_decode_ms")
+            if arm.get("arm") == "nvjpeg" and decode:
+                nvjpeg.setdefault(info.get("decode", "?"), []).append(decode["median"])
     if fusion:
         out.append("torchscript " + ", ".join(f"{k} x{v}" for k, v in sorted(fusion.items())))
     if largest:
         out.append("largest batch " + ", ".join(f"{k}={v}" for k, v in sorted(largest.items())))
     if h2d:
         out.append(f"h2d copy {min(h2d):.3g}-{max(h2d):.3g} ms")
+    for backend, times in sorted(nvjpeg.items()):
+        out.append(f"{backend}: {min(times):.3g}-{max(times):.3g} ms per batch")
     if graphs:
         ok = sum(a.get("status") == "ok" and a.get("info", {}).get("cuda_graph") is True for a in graphs)
         out.append(f"cuda graph arms captured and replayed {ok}/{len(graphs)}")

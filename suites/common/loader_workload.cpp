@@ -44,7 +44,7 @@ class LoaderWorkload final : public Workload {
     // script whose loader is iterated after the model is built.
     loader_ = std::make_unique<data::Loader>(std::move(manifest), dir, spec_.loader);
     feeder_ = std::make_unique<data::DeviceFeeder>(*loader_, device_, spec_.loader.pin_memory);
-    if (spec_.loader.uint8_batches) normalize_.emplace(device_, spec_.loader.augment);
+    if (spec_.loader.uint8_batches || spec_.loader.decode_on_device) normalize_.emplace(device_, spec_.loader.augment);
   }
 
   void step() override {
@@ -90,11 +90,17 @@ class LoaderWorkload final : public Workload {
     m["data_wait_fraction"] = feeder_->wait_seconds() / wall_s;
     m["data_wait_ms"] = feeder_->wait_seconds() * 1000 / static_cast<double>(steps_);
     m["cpu_busy_cores"] = (last_cpu_s_ - start_cpu_s_) / wall_s;
-    if (const auto ms = feeder_->mean_copy_ms()) m["h2d_copy_ms"] = *ms;
+    if (const auto ms = feeder_->mean_copy_ms()) m[spec_.loader.decode_on_device ? "device_decode_ms" : "h2d_copy_ms"] = *ms;
     if (const auto rss = data::resident_set_bytes(); rss >= 0) m["host_rss_bytes"] = static_cast<double>(rss);
     m["skipped_files"] = static_cast<double>(skipped_);
     if (spec_.loader.cache_decoded) m["decoded_cache_bytes"] = static_cast<double>(loader_->cached_bytes());
     return m;
+  }
+
+  std::string pixels_info() const {
+    const auto& o = spec_.loader;
+    if (o.decode_on_device) return "uint8, decoded, cropped and normalised on the device";
+    return o.uint8_batches ? "uint8, normalised on the device" : "float32, normalised by the loader";
   }
 
   std::optional<std::string> invalid_reason() const override {
@@ -121,7 +127,8 @@ class LoaderWorkload final : public Workload {
         {"batch_bytes", loader_->batch_bytes()},
         {"batches_per_epoch", loader_->batches_per_epoch()},
         {"h2d_copy", feeder_->copy_mode()},
-        {"pixels", o.uint8_batches ? "uint8, normalised on the device" : "float32, normalised by the loader"},
+        {"pixels", pixels_info()},
+        {"decode", o.decode_on_device ? "nvJPEG on the device: " + feeder_->decode_backend() : "libjpeg-turbo on the workers"},
         {"decoded_cache", o.cache_decoded},
         {"torch_threads", torch::get_num_threads()},
         {"cpu_cores", data::available_cores()},

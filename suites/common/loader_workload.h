@@ -4,12 +4,15 @@
 //   data_wait_fraction    host time blocked on the loader / host wall time of the timed steps
 //   data_wait_ms          that blocked time per step
 //   h2d_copy_ms           device time of one batch's host-to-device copy (CUDA only)
+//   device_decode_ms      with decode on the device instead: device time of one batch's nvJPEG
+//                         decode, crop and resize, and its labels' copy
 //   cpu_busy_cores        process CPU time (every thread: workers, intra-op pool) / wall time
 //   host_rss_bytes        the process's resident set at the end of the timed steps
 //   skipped_files         corrupt or missing files left out of batches during the timed steps
 //   decoded_cache_bytes   decoded images held in RAM (LoaderOptions::cache_decoded only)
-// uint8 batches are normalised on the device inside the step; with the decoded cache the trial
-// warms up for a whole epoch first, so its timed steps read the full cache.
+// uint8 batches (and batches decoded on the device by nvJPEG) are normalised on the device inside
+// the step; with the decoded cache the trial warms up for a whole epoch first, so its timed steps
+// read the full cache.
 // Example:
 //   LoaderWorkloadSpec spec{.model = "resnet50", .batch_size = 128, .loader = {.workers = 8, .pin_memory = true}};
 //   auto w = make_loader_workload(context, spec, data::read_manifest(dir), dir);

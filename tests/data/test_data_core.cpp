@@ -204,6 +204,36 @@ TEST(Jpeg, RoundTripIsCloseAndTruncatedOrGarbageDataIsAnError) {
   EXPECT_THROW(data::encode_jpeg(image, 0), std::invalid_argument);
 }
 
+// inspect_jpeg, the GPU-decode path's check on the host, agrees with decode_jpeg on every kind of
+// file: whole ones pass with their size, truncated, headless and garbage ones fail.
+TEST(Jpeg, InspectReadsTheHeaderAndRefusesWhatDecodeRefuses) {
+  const auto drawn = data::encode_jpeg(data::draw_sample(0, 1, 1, 4, 500, 375), 90);
+  data::JpegHeader header;
+  data::RgbImage out;
+  std::string error;
+  ASSERT_TRUE(data::inspect_jpeg(drawn, header, error)) << error;
+  EXPECT_EQ(header.width, 500);
+  EXPECT_EQ(header.height, 375);
+  EXPECT_EQ(header.components, 3);
+  // Bytes after the end-of-image marker: libjpeg never reads them; both accept the file.
+  auto trailing = drawn;
+  trailing.insert(trailing.end(), {0x00, 0x11, 0x22});
+  EXPECT_TRUE(data::inspect_jpeg(trailing, header, error)) << error;
+  EXPECT_TRUE(data::decode_jpeg(trailing, out, error)) << error;
+
+  for (const std::size_t keep : {drawn.size() / 2, drawn.size() - 1, drawn.size() - 2, std::size_t{100}, std::size_t{2}}) {
+    SCOPED_TRACE("first " + std::to_string(keep) + " bytes");
+    const std::vector<std::uint8_t> cut(drawn.begin(), drawn.begin() + static_cast<std::ptrdiff_t>(keep));
+    EXPECT_FALSE(data::inspect_jpeg(cut, header, error));
+    EXPECT_FALSE(error.empty());
+    EXPECT_FALSE(data::decode_jpeg(cut, out, error));
+  }
+  const std::vector<std::uint8_t> garbage(200, 0x42);
+  EXPECT_FALSE(data::inspect_jpeg(garbage, header, error));
+  EXPECT_NE(error.find("Not a JPEG"), std::string::npos) << error;
+  EXPECT_FALSE(data::inspect_jpeg({}, header, error));
+}
+
 TEST(Augment, CropBoxesStayWithinTorchvisionsBounds) {
   data::AugmentOptions o;
   int flips = 0, fallbacks = 0;

@@ -129,10 +129,16 @@ TEST(DataloaderSuite, QuickRunOnTheCpuMeasuresTheWorkersGrid) {
   const auto& ladder = suite.cases[1];
   EXPECT_TRUE(contains(ladder.name, "/pipeline:ladder/workers:")) << ladder.name;
   EXPECT_TRUE(contains(ladder.name, "/pin_memory:false")) << "pinned only on CUDA: " << ladder.name;
-  ASSERT_EQ(ladder.arms.size(), 2u) << "--quick: no decoded cache";
+  ASSERT_EQ(ladder.arms.size(), 3u) << "--quick: no decoded cache";
   for (const auto& arm : ladder.arms) {
     SCOPED_TRACE(arm.name);
+    if (arm.arm == "nvjpeg") {  // decodes on a GPU: skipped here with the reason
+      EXPECT_EQ(arm.status, ArmStatus::skipped);
+      EXPECT_TRUE(contains(arm.reason, "nvJPEG")) << arm.reason;
+      continue;
+    }
     ASSERT_EQ(arm.status, ArmStatus::ok) << arm.reason;
+    EXPECT_EQ(arm.info.at("decode"), "libjpeg-turbo on the workers");
     const bool uint8 = arm.arm != "host_float";
     EXPECT_EQ(contains(arm.info.at("pixels").get<std::string>(), "uint8"), uint8);
     EXPECT_EQ(arm.info.at("decoded_cache").get<bool>(), arm.arm == "uint8_cache");
@@ -260,8 +266,9 @@ TEST(DataloaderSuite, TheFullLaddersCacheRungWarmsUpForAnEpochThenReadsRam) {
   const auto cases = suite->cases(context);
   ASSERT_EQ(cases.size(), 2u);
   const auto& ladder = cases[1];
-  ASSERT_EQ(ladder.arms.size(), 3u);
+  ASSERT_EQ(ladder.arms.size(), 4u);
   ASSERT_EQ(ladder.arms[2].name, "uint8_cache");
+  ASSERT_EQ(ladder.arms[3].name, "nvjpeg");
   tipbench::MeasureSettings short_trial = tipbench::quick_settings();
   short_trial.warmup_max_steps = 2;  // a fixed warm-up of the workload overrides it
   short_trial.trial_min_steps = 3;
@@ -270,6 +277,41 @@ TEST(DataloaderSuite, TheFullLaddersCacheRungWarmsUpForAnEpochThenReadsRam) {
   EXPECT_GE(t.trial.warmup_steps, 6) << "a whole epoch first";
   EXPECT_EQ(t.trial.metrics.at("decoded_cache_bytes"), 48.0 * 128 * 96 * 3) << "every image decoded once, held";
   EXPECT_TRUE(t.info.at("decoded_cache").get<bool>());
+}
+
+}  // namespace
+
+namespace {
+
+// The ladder's GPU-decode rung as one short trial on a GPU: small_cnn trains from batches nvJPEG
+// decoded, cropped and normalised on the device; the trial says which backend decoded and how
+// long a batch's decode took on the device.
+TEST(DataloaderSuite_CUDA, TheNvjpegRungTrainsFromBatchesDecodedOnTheGpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device here";
+  const std::string data_dir = tiny_dataset("suite_ladder_nvjpeg");
+  const tipbench::Suite* suite = tipbench::find_suite("dataloader");
+  ASSERT_NE(suite, nullptr);
+  tipbench::SuiteContext context;
+  context.device = c10::Device(c10::kCUDA, 0);
+  context.models = {"small_cnn"};
+  context.batch_size = 8;
+  context.options = {{"data", data_dir}};
+  const auto cases = suite->cases(context);
+  ASSERT_EQ(cases.size(), 2u);
+  const auto& ladder = cases[1];
+  const auto rung = std::find_if(ladder.arms.begin(), ladder.arms.end(), [](const auto& a) { return a.name == "nvjpeg"; });
+  ASSERT_NE(rung, ladder.arms.end());
+  if (auto why = suite->skip_reason(context, ladder, *rung)) GTEST_SKIP() << *why;
+  tipbench::MeasureSettings short_trial = tipbench::quick_settings();
+  short_trial.warmup_max_steps = 2;
+  short_trial.trial_min_steps = 3;
+  short_trial.trial_min_time_s = 0.01;
+  const auto t = tipbench::run_trial(*suite, context, ladder, *rung, short_trial, 0, 0);
+  EXPECT_TRUE(contains(t.info.at("decode").get<std::string>(), "nvJPEG")) << t.info.dump();
+  EXPECT_TRUE(contains(t.info.at("h2d_copy").get<std::string>(), "side stream")) << t.info.dump();
+  EXPECT_GT(t.trial.metrics.at("device_decode_ms"), 0.0);
+  EXPECT_EQ(t.trial.metrics.at("skipped_files"), 0.0);
+  EXPECT_FALSE(t.trial.metrics.count("h2d_copy_ms"));
 }
 
 }  // namespace

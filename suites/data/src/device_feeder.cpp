@@ -1,8 +1,12 @@
 #include "tipbench/data/device_feeder.h"
 
+#include "tipbench/data/device_augment.h"
+#include "tipbench/data/nvjpeg_decoder.h"
+
 #include <c10/cuda/CUDAGuard.h>
 
 #include <chrono>
+#include <span>
 #include <stdexcept>
 
 namespace tipbench::data {
@@ -11,9 +15,17 @@ DeviceFeeder::DeviceFeeder(Loader& loader, c10::Device device, bool pinned)
     : loader_(loader), device_(device), pinned_(pinned) {
   if (pinned_ && !device_.is_cuda()) throw std::invalid_argument("DeviceFeeder: the pinned path needs a CUDA device");
   if (pinned_) side_stream_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device_.index());
+  if (loader_.options().decode_on_device) decoder_ = std::make_unique<NvjpegDecoder>(device_);
+}
+
+DeviceFeeder::~DeviceFeeder() {
+  // The device may still read the last batches' bytes (the staged one's too): wait before freeing them.
+  for (auto& f : in_flight_) f.done->synchronize();
+  if (staged_ && staged_->copied) staged_->copied->synchronize();
 }
 
 void DeviceFeeder::prefetch() {
+  release_finished();
   Staged staged;
   const auto t0 = std::chrono::steady_clock::now();
   staged.host = loader_.next();
@@ -22,6 +34,7 @@ void DeviceFeeder::prefetch() {
   skipped_corrupt_ += staged.host.skipped_corrupt;
   skipped_missing_ += staged.host.skipped_missing;
   copy_to_device(staged);
+  skipped_corrupt_ += staged.rejected;
   staged_ = std::move(staged);
 }
 
@@ -32,24 +45,58 @@ void DeviceFeeder::copy_to_device(Staged& staged) {
     return;
   }
   auto timing = std::make_unique<CopyTiming>();
-  if (!pinned_) {
-    // PyTorch's default loop: a synchronous copy from pageable memory on the current stream.
-    const auto stream = c10::cuda::getCurrentCUDAStream(device_.index());
-    timing->start.record(stream);
-    staged.images = staged.host.images.to(device_);
-    staged.labels = staged.host.labels.to(device_);
-    timing->end.record(stream);
+  // Pinned: allocated and written on the side stream; take() hands the tensors to the current
+  // stream. Pageable (PyTorch's default loop): a synchronous copy on the current stream.
+  const auto stream = pinned_ ? *side_stream_ : c10::cuda::getCurrentCUDAStream(device_.index());
+  c10::cuda::CUDAStreamGuard guard(stream);
+  timing->start.record(stream);
+  if (decoder_) {
+    try {
+      decode_on_device(staged);
+    } catch (...) {  // InputError under --corrupt-policy fail: the device may still read the bytes
+      stream.synchronize();
+      throw;
+    }
   } else {
-    // Allocated and written on the side stream; take() hands them to the current stream.
-    c10::cuda::CUDAStreamGuard guard(*side_stream_);
-    timing->start.record(*side_stream_);
-    staged.images = staged.host.images.to(device_, /*non_blocking=*/true);
-    staged.labels = staged.host.labels.to(device_, /*non_blocking=*/true);
-    timing->end.record(*side_stream_);
+    staged.images = staged.host.images.to(device_, /*non_blocking=*/pinned_);
+    staged.labels = staged.host.labels.to(device_, /*non_blocking=*/pinned_);
+  }
+  timing->end.record(stream);
+  if (pinned_ || decoder_) {
     staged.copied = std::make_unique<at::cuda::CUDAEvent>();
-    staged.copied->record(*side_stream_);
+    staged.copied->record(stream);
   }
   copies_.push_back(std::move(timing));
+}
+
+void DeviceFeeder::decode_on_device(Staged& staged) {
+  const HostBatch& host = staged.host;
+  std::vector<std::span<const std::uint8_t>> files;
+  files.reserve(host.encoded.size());
+  for (const auto& f : host.encoded) files.emplace_back(f.bytes);
+  const auto decoded = decoder_->decode(files);
+  const std::int64_t side = loader_.options().augment.output_size;
+  torch::Tensor images = torch::empty({static_cast<std::int64_t>(files.size()), 3, side, side},
+                                      torch::TensorOptions().dtype(torch::kByte).device(device_));
+  std::vector<std::int64_t> kept;
+  for (std::size_t i = 0; i < decoded.size(); ++i) {
+    if (!decoded[i].image.defined()) {
+      // Throws InputError under --corrupt-policy fail; else the file is counted and left out.
+      loader_.reject(host.indices[i], "cannot decode on the device: " + decoded[i].error);
+      ++staged.rejected;
+      continue;
+    }
+    crop_resize_flip_into(decoded[i].image, host.encoded[i].box, images[static_cast<std::int64_t>(kept.size())]);
+    kept.push_back(static_cast<std::int64_t>(i));
+  }
+  staged.images = images.narrow(0, 0, static_cast<std::int64_t>(kept.size()));
+  torch::Tensor labels = host.labels;
+  if (kept.size() < decoded.size()) labels = labels.index_select(0, torch::tensor(kept, torch::kLong));
+  staged.labels = labels.to(device_, /*non_blocking=*/pinned_);
+}
+
+void DeviceFeeder::release_finished() {
+  while (!in_flight_.empty() && in_flight_.front().done->query()) in_flight_.pop_front();
 }
 
 DeviceBatch DeviceFeeder::take() {
@@ -62,8 +109,10 @@ DeviceBatch DeviceFeeder::take() {
     staged.images.record_stream(current);
     staged.labels.record_stream(current);
   }
-  return {staged.images, staged.labels, staged.host.rows(),
-          staged.host.skipped_corrupt + staged.host.skipped_missing};
+  DeviceBatch batch{staged.images, staged.labels, staged.host.rows() - staged.rejected,
+                    staged.host.skipped_corrupt + staged.host.skipped_missing + staged.rejected};
+  if (decoder_) in_flight_.push_back({std::move(staged.host), std::move(staged.copied)});
+  return batch;
 }
 
 void DeviceFeeder::reset_counters() {
@@ -82,7 +131,13 @@ std::optional<double> DeviceFeeder::mean_copy_ms() const {
 
 std::string DeviceFeeder::copy_mode() const {
   if (!device_.is_cuda()) return "none";
+  if (decoder_) {
+    return pinned_ ? "nvJPEG decode, crop and resize on a side stream, one batch ahead"
+                   : "nvJPEG decode, crop and resize on the current stream";
+  }
   return pinned_ ? "non_blocking on a side stream, one batch ahead" : "blocking on the current stream";
 }
+
+std::string DeviceFeeder::decode_backend() const { return decoder_ ? decoder_->backend() : std::string(); }
 
 }  // namespace tipbench::data

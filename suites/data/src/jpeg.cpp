@@ -95,7 +95,13 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
   return std::vector<std::uint8_t>(buffer, buffer + size);
 }
 
-bool decode_jpeg(std::span<const std::uint8_t> bytes, RgbImage& out, std::string& error) {
+namespace {
+
+// Opens a decompressor on `bytes`, reads the header and runs `body(cinfo, errors)`, which returns
+// false with `error` set or true. libjpeg's fatal errors longjmp back here, out of `body` too:
+// `body` must hold no object with a destructor (a longjmp skips them).
+template <typename Body>
+bool with_header(std::span<const std::uint8_t> bytes, std::string& error, Body body) {
   if (bytes.empty()) {
     error = "empty file";
     return false;
@@ -111,23 +117,56 @@ bool decode_jpeg(std::span<const std::uint8_t> bytes, RgbImage& out, std::string
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, bytes.data(), static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&cinfo, /*require_image=*/TRUE);
-  cinfo.out_color_space = JCS_RGB;  // grayscale is expanded; CMYK is an error ("Unsupported color conversion")
-  jpeg_start_decompress(&cinfo);
-  out.resize(static_cast<int>(cinfo.output_width), static_cast<int>(cinfo.output_height));
-  while (cinfo.output_scanline < cinfo.output_height) {
-    JSAMPROW rows[4];
-    const int n = std::min<int>(4, static_cast<int>(cinfo.output_height - cinfo.output_scanline));
-    for (int i = 0; i < n; ++i) rows[i] = out.at(0, static_cast<int>(cinfo.output_scanline) + i);
-    jpeg_read_scanlines(&cinfo, rows, static_cast<JDIMENSION>(n));
-  }
-  jpeg_finish_decompress(&cinfo);
-  // libjpeg substitutes grey for missing data and only warns: for a benchmark that must notice
-  // a truncated file, a warning is an error.
-  if (errors.pub.num_warnings > 0) {
-    error = std::string("corrupt JPEG data: ") + errors.first_warning;
-    return false;
-  }
-  return true;
+  return body(cinfo, errors);
+}
+
+// libjpeg substitutes grey for missing data and only warns: for a benchmark that must notice a
+// truncated file, a warning is an error.
+bool no_warnings(const ErrorManager& errors, std::string& error) {
+  if (errors.pub.num_warnings == 0) return true;
+  error = std::string("corrupt JPEG data: ") + errors.first_warning;
+  return false;
+}
+
+}  // namespace
+
+bool decode_jpeg(std::span<const std::uint8_t> bytes, RgbImage& out, std::string& error) {
+  return with_header(bytes, error, [&](jpeg_decompress_struct& cinfo, const ErrorManager& errors) {
+    cinfo.out_color_space = JCS_RGB;  // grayscale is expanded; CMYK is an error ("Unsupported color conversion")
+    jpeg_start_decompress(&cinfo);
+    out.resize(static_cast<int>(cinfo.output_width), static_cast<int>(cinfo.output_height));
+    while (cinfo.output_scanline < cinfo.output_height) {
+      JSAMPROW rows[4];
+      const int n = std::min<int>(4, static_cast<int>(cinfo.output_height - cinfo.output_scanline));
+      for (int i = 0; i < n; ++i) rows[i] = out.at(0, static_cast<int>(cinfo.output_scanline) + i);
+      jpeg_read_scanlines(&cinfo, rows, static_cast<JDIMENSION>(n));
+    }
+    jpeg_finish_decompress(&cinfo);
+    return no_warnings(errors, error);
+  });
+}
+
+bool inspect_jpeg(std::span<const std::uint8_t> bytes, JpegHeader& out, std::string& error) {
+  return with_header(bytes, error, [&](jpeg_decompress_struct& cinfo, const ErrorManager& errors) {
+    if (!no_warnings(errors, error)) return false;
+    const J_COLOR_SPACE space = cinfo.jpeg_color_space;
+    if (space != JCS_GRAYSCALE && space != JCS_YCbCr && space != JCS_RGB) {
+      error = "Unsupported color conversion request";  // decode_jpeg's (libjpeg's) words for CMYK/YCCK
+      return false;
+    }
+    // The header ends where the first scan's data starts: jpeg_mem_src's cursor is there now.
+    const std::size_t scan_start = bytes.size() - cinfo.src->bytes_in_buffer;
+    bool ended = false;
+    for (std::size_t i = bytes.size() - 1; i > scan_start && !ended; --i) {
+      ended = bytes[i - 1] == 0xFF && bytes[i] == 0xD9;
+    }
+    if (!ended) {
+      error = "corrupt JPEG data: no end-of-image marker after the scan data (truncated file)";
+      return false;
+    }
+    out = {static_cast<int>(cinfo.image_width), static_cast<int>(cinfo.image_height), cinfo.num_components};
+    return true;
+  });
 }
 
 }  // namespace tipbench::data

@@ -50,9 +50,14 @@ Loader::~Loader() {
 }
 
 std::int64_t Loader::batch_bytes() const {
+  const auto label_bytes = static_cast<std::int64_t>(sizeof(std::int64_t));
+  if (options_.decode_on_device) {
+    const auto files = static_cast<std::int64_t>(manifest_.files.size());
+    return options_.batch_size * (manifest_.total_bytes() / std::max<std::int64_t>(files, 1) + label_bytes);
+  }
   const std::int64_t side = options_.augment.output_size;
   const std::int64_t pixel_bytes = options_.uint8_batches ? 1 : static_cast<std::int64_t>(sizeof(float));
-  return options_.batch_size * (3 * side * side * pixel_bytes + static_cast<std::int64_t>(sizeof(std::int64_t)));
+  return options_.batch_size * (3 * side * side * pixel_bytes + label_bytes);
 }
 
 int Loader::ready_batches() const {
@@ -120,6 +125,10 @@ std::shared_ptr<const std::vector<std::int64_t>> Loader::permutation(std::int64_
   return order;
 }
 
+void Loader::reject(std::int64_t index, const std::string& reason) {
+  skip(manifest_.files.at(static_cast<std::size_t>(index)), reason);
+}
+
 void Loader::skip(const ManifestEntry& entry, const std::string& reason) {
   if (options_.corrupt_policy == CorruptPolicy::fail) {
     throw InputError(fmt::format("{}/{}: {} (--corrupt-policy fail stops here; skip leaves such files out)", root_,
@@ -144,17 +153,24 @@ HostBatch Loader::make_batch(std::int64_t sequence, Scratch& scratch) {
   batch.sequence = sequence;
   batch.epoch = epoch;
   const auto pinned = torch::TensorOptions().pinned_memory(options_.pin_memory);
-  batch.images = torch::empty({count, 3, side, side}, pinned.dtype(options_.uint8_batches ? torch::kByte : torch::kFloat));
+  if (!options_.decode_on_device) {
+    batch.images = torch::empty({count, 3, side, side}, pinned.dtype(options_.uint8_batches ? torch::kByte : torch::kFloat));
+  }
   batch.labels = torch::empty({count}, pinned.dtype(torch::kLong));
   std::int64_t* labels = batch.labels.data_ptr<std::int64_t>();
   for (std::int64_t k = first; k < first + count; ++k) {
     if (stopping_.load(std::memory_order_relaxed)) break;  // the loader is shutting down
     const std::int64_t index = (*order)[k];
+    if (options_.decode_on_device) {
+      if (!add_encoded(index, epoch, batch)) continue;
+      labels[batch.rows()] = manifest_.files[static_cast<std::size_t>(index)].label;
+      batch.indices.push_back(index);
+      continue;
+    }
     std::shared_ptr<const RgbImage> hold;
     const RgbImage* image = decoded(index, scratch, batch, hold);
     if (image == nullptr) continue;
-    Rng rng = Rng::keyed({options_.seed, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(index), 0xa0a0});
-    const CropBox box = random_resized_crop(image->width, image->height, options_.augment, rng);
+    const CropBox box = crop_box(index, epoch, image->width, image->height);
     const std::int64_t row = batch.rows();
     if (options_.uint8_batches) {
       crop_resize_u8(*image, box, options_.augment, batch.images.data_ptr<std::uint8_t>() + row * plane, scratch.resize);
@@ -165,10 +181,37 @@ HostBatch Loader::make_batch(std::int64_t sequence, Scratch& scratch) {
     batch.indices.push_back(index);
   }
   if (batch.rows() < count) {  // skipped files: the batch shrinks (the storage stays pinned)
-    batch.images = batch.images.narrow(0, 0, batch.rows());
+    if (batch.images.defined()) batch.images = batch.images.narrow(0, 0, batch.rows());
     batch.labels = batch.labels.narrow(0, 0, batch.rows());
   }
   return batch;
+}
+
+CropBox Loader::crop_box(std::int64_t index, std::int64_t epoch, int width, int height) const {
+  Rng rng = Rng::keyed({options_.seed, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(index), 0xa0a0});
+  return random_resized_crop(width, height, options_.augment, rng);
+}
+
+bool Loader::add_encoded(std::int64_t index, std::int64_t epoch, HostBatch& batch) {
+  const ManifestEntry& entry = manifest_.files[static_cast<std::size_t>(index)];
+  EncodedImage file;
+  std::string error;
+  if (!detail::read_file(root_ + "/" + entry.path, file.bytes, error)) {
+    skip(entry, "cannot read: " + error);
+    ++batch.skipped_missing;
+    return false;
+  }
+  JpegHeader header;
+  if (!inspect_jpeg(file.bytes, header, error)) {
+    skip(entry, "cannot decode: " + error);
+    ++batch.skipped_corrupt;
+    return false;
+  }
+  file.width = header.width;
+  file.height = header.height;
+  file.box = crop_box(index, epoch, header.width, header.height);
+  batch.encoded.push_back(std::move(file));
+  return true;
 }
 
 const RgbImage* Loader::decoded(std::int64_t index, Scratch& scratch, HostBatch& batch,

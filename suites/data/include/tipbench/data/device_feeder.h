@@ -9,6 +9,11 @@
 //     device tensors on the current stream (their memory is not reused while it computes); the
 //     page-locked source is not reused until its copy has finished (the copy records an event in
 //     LibTorch's caching host allocator).
+//   - CUDA, decode on the device (LoaderOptions::decode_on_device): the batch holds the files'
+//     bytes; nvJPEG decodes them and each image is cropped, resized and flipped on the device, on
+//     the side stream one step ahead when pinned. The bytes are kept until the device is done with
+//     them. A file nvJPEG refuses is handed back to the loader (Loader::reject: skipped and
+//     counted, or InputError, as --corrupt-policy says).
 // Example, one training step:
 //   DeviceBatch b = feeder.take();   // ready to use on the current stream
 //   train_step(b.images, b.labels);  // enqueued
@@ -20,11 +25,14 @@
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
 
 namespace tipbench::data {
+
+class NvjpegDecoder;
 
 struct DeviceBatch {
   torch::Tensor images;  // on the feeder's device
@@ -36,7 +44,11 @@ struct DeviceBatch {
 class DeviceFeeder {
  public:
   // `pinned`: the loader makes page-locked batches and copies go on a side stream. Needs CUDA.
+  // With the loader's decode_on_device, throws std::runtime_error when nvJPEG cannot run on `device`.
   DeviceFeeder(Loader& loader, c10::Device device, bool pinned);
+  ~DeviceFeeder();
+  DeviceFeeder(const DeviceFeeder&) = delete;
+  DeviceFeeder& operator=(const DeviceFeeder&) = delete;
 
   // The batch to compute on now (fetched here if prefetch() was not called since the last take).
   DeviceBatch take();
@@ -49,23 +61,35 @@ class DeviceFeeder {
   std::int64_t batches() const { return batches_; }
   std::int64_t skipped_corrupt() const { return skipped_corrupt_; }
   std::int64_t skipped_missing() const { return skipped_missing_; }
-  // Mean device time of a host-to-device batch copy since reset_counters(); waits for the last
-  // copy to finish. nullopt on the CPU or before any copy.
+  // Mean device time of a host-to-device batch copy (with decode on the device: of the decode,
+  // crop and resize, and the labels' copy) since reset_counters(); waits for the last copy to
+  // finish. nullopt on the CPU or before any copy.
   std::optional<double> mean_copy_ms() const;
-  // "none", "blocking on the current stream" or "non_blocking on a side stream, one batch ahead".
+  // "none", "blocking on the current stream" or "non_blocking on a side stream, one batch ahead";
+  // with decode on the device, where the decode runs.
   std::string copy_mode() const;
+  // The nvJPEG backend that decodes ("" without decode on the device).
+  std::string decode_backend() const;
 
  private:
   struct Staged {
     HostBatch host;  // held until its batch is taken
     torch::Tensor images, labels;
-    std::unique_ptr<at::cuda::CUDAEvent> copied;  // pinned path: recorded on the side stream
+    std::unique_ptr<at::cuda::CUDAEvent> copied;  // pinned path or decode on the device: the batch is ready
+    int rejected = 0;  // files nvJPEG refused (decode on the device)
+  };
+  // A decoded batch's file bytes, kept until the device has finished reading them.
+  struct InFlight {
+    HostBatch host;
+    std::unique_ptr<at::cuda::CUDAEvent> done;
   };
   struct CopyTiming {
     at::cuda::CUDAEvent start{cudaEventDefault}, end{cudaEventDefault};
   };
 
   void copy_to_device(Staged& staged);
+  void decode_on_device(Staged& staged);
+  void release_finished();
 
   Loader& loader_;
   c10::Device device_;
@@ -75,6 +99,8 @@ class DeviceFeeder {
   double wait_s_ = 0;
   std::int64_t batches_ = 0, skipped_corrupt_ = 0, skipped_missing_ = 0;
   std::vector<std::unique_ptr<CopyTiming>> copies_;
+  std::unique_ptr<NvjpegDecoder> decoder_;  // decode on the device only
+  std::deque<InFlight> in_flight_;
 };
 
 }  // namespace tipbench::data

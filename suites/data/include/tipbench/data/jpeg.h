@@ -24,4 +24,16 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
 // false with `error` set for data that is not a complete, valid JPEG.
 bool decode_jpeg(std::span<const std::uint8_t> bytes, RgbImage& out, std::string& error);
 
+struct JpegHeader {
+  int width = 0, height = 0;
+  int components = 0;  // 1 (grayscale) or 3
+};
+
+// What a loader that decodes elsewhere (nvJPEG, on the GPU) checks on the host first, cheaply:
+// the header parses (no entropy-coded data is decoded), its colour space converts to RGB as
+// decode_jpeg's does, and an end-of-image marker follows the start of the scan data (a truncated
+// file has none: in entropy-coded data 0xFF is always followed by 0x00 or a restart marker).
+// Damage inside the scan data passes: only a decoder finds it. false with `error` set.
+bool inspect_jpeg(std::span<const std::uint8_t> bytes, JpegHeader& out, std::string& error);
+
 }  // namespace tipbench::data

@@ -30,8 +30,17 @@
 
 namespace tipbench::data {
 
+// One file of a decode_on_device batch, as the workers hand it over.
+struct EncodedImage {
+  std::vector<std::uint8_t> bytes;  // the whole file
+  int width = 0, height = 0;        // from its header
+  CropBox box;                      // drawn as the CPU paths draw it: the same crop for the same seed
+};
+
 struct HostBatch {
-  torch::Tensor images;  // (rows, 3, S, S) float32 (uint8 with uint8_batches), page-locked with pin_memory
+  torch::Tensor images;  // (rows, 3, S, S) float32 (uint8 with uint8_batches), page-locked with pin_memory;
+                         // undefined with decode_on_device
+  std::vector<EncodedImage> encoded;  // decode_on_device: one per row
   torch::Tensor labels;  // (rows) int64, page-locked with pin_memory
   std::vector<std::int64_t> indices;  // the dataset index of each row
   std::int64_t sequence = 0;          // batches since the loader started
@@ -60,10 +69,16 @@ class Loader {
   // CorruptPolicy::fail, a tipbench::InputError naming the bad file.
   HostBatch next();
 
+  // A file the workers passed that the consumer could not decode (nvJPEG on the device): recorded
+  // and counted as the workers' own skips are. Throws InputError under CorruptPolicy::fail.
+  void reject(std::int64_t index, const std::string& reason);
+
+  const LoaderOptions& options() const { return options_; }
   std::int64_t batches_per_epoch() const { return batches_per_epoch_; }
   // Batches made ahead of the consumer at most: workers * prefetch_factor (0 without workers).
   int prefetch_depth() const { return depth_; }
-  // Host bytes of one full batch (images + labels).
+  // Host bytes of one full batch (images + labels; with decode_on_device, the mean file size
+  // times the batch size).
   std::int64_t batch_bytes() const;
   // Distinct files skipped so far, in the order found (at most 100 are kept).
   std::vector<BadFile> bad_files() const;
@@ -87,6 +102,12 @@ class Loader {
 
   void worker_loop();
   HostBatch make_batch(std::int64_t sequence, Scratch& scratch);
+  // decode_on_device: the file of `index`, read and checked, with its crop box drawn. false when
+  // it was skipped (counted in `batch`).
+  bool add_encoded(std::int64_t index, std::int64_t epoch, HostBatch& batch);
+  // RandomResizedCrop's box for `index` in `epoch`, keyed by (seed, epoch, index): the same for
+  // any worker count and for every pipeline.
+  CropBox crop_box(std::int64_t index, std::int64_t epoch, int width, int height) const;
   // The decoded image of `index`: from the cache, else read and decoded into scratch (and cached
   // with cache_decoded). nullptr when the file was skipped (counted in `batch`).
   const RgbImage* decoded(std::int64_t index, Scratch& scratch, HostBatch& batch,

@@ -34,6 +34,10 @@ struct LoaderOptions {
   // Keep every decoded image in RAM after its first decode: later epochs skip reading and
   // decoding (the crop, flip and resize still run per epoch). Costs width x height x 3 bytes per image.
   bool cache_decoded = false;
+  // Batches of the files' bytes (HostBatch::encoded), not pixels: the consumer decodes, crops and
+  // resizes them on its GPU (nvJPEG; tipbench/data/nvjpeg_decoder.h). The workers only read each
+  // file, check it with inspect_jpeg and draw its crop box: the same crops as the CPU paths'.
+  bool decode_on_device = false;
 };
 
 }  // namespace tipbench::data
