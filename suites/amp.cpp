@@ -8,8 +8,7 @@
 //                   before the run), so "2x larger batch" is measured, not assumed
 // Baseline: fp32 (PyTorch's default). Treatments: bf16 autocast; fp16 autocast + loss scaling.
 #include "common/autocast.h"
-#include "common/device_memory.h"
-#include "common/scoped_workload.h"
+#include "common/largest_batch.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 
@@ -20,7 +19,6 @@ namespace tipbench::suites {
 
 namespace {
 
-constexpr const char* kLargest = "largest";
 // --quick on a CPU: 16-bit autocast steps of small_cnn take ~20x fp32's there (415 vs 22 ms at
 // batch 32, measured on 2 EPYC cores), so the quick batch is 4.
 constexpr std::int64_t kQuickCpuBatch = 4;
@@ -53,7 +51,7 @@ class Amp final : public Suite {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {
       out.push_back({training_params(context, model, kQuickCpuBatch), precision_arms()});
-      out.push_back({{{"model", model}, {"batch", kLargest}}, precision_arms()});
+      out.push_back(largest_batch_case(model, precision_arms()));
     }
     return out;
   }
@@ -63,30 +61,16 @@ class Amp final : public Suite {
     if (auto why = precision_unsupported_reason(context.device, parse_precision(level(arm.levels, "precision")))) {
       return why;
     }
-    if (level(c.params, "batch") == kLargest) return largest_batch_search_unavailable(context.device);
+    if (is_largest_batch_case(c)) return largest_batch_search_unavailable(context.device);
     return std::nullopt;
   }
 
-  void prepare_run(const SuiteContext& context) const override {
-    if (!context.device.is_cuda()) return;
-    for (const auto& c : cases(context)) {
-      if (level(c.params, "batch") != kLargest) continue;
-      for (const auto& arm : c.arms) {
-        if (!skip_reason(context, c, arm)) largest_batch(context, c, arm);
-      }
-    }
-  }
+  void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const override {
-    const auto& model = level(c.params, "model");
-    if (level(c.params, "batch") != kLargest) {
-      return make_training_workload(context, spec_at(model, std::stoll(level(c.params, "batch")), arm));
-    }
-    const BatchSearch search = largest_batch(context, c, arm);
-    if (search.largest == 0) throw std::runtime_error(fmt::format("{} in {}: not even batch 1 fits", model, arm.name));
-    return with_info(make_training_workload(context, spec_at(model, search.largest, arm)),
-                     {{"largest_batch_search", search}});
+    if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
+    return make_at(context, c, arm, std::stoll(level(c.params, "batch")));
   }
 
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {
@@ -114,15 +98,12 @@ class Amp final : public Suite {
   }
 
  private:
-  BatchSearch largest_batch(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm) const {
-    const auto& model = level(c.params, "model");
-    auto make = [&](std::int64_t b) { return make_training_workload(context, spec_at(model, b, arm)); };
-    SuiteContext defaults = context;
-    defaults.batch_size = 0;
-    return searches_.find(arm_name(name(), c, arm), context.device, make, batch_size_for(defaults, model));
+  static std::unique_ptr<Workload> make_at(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                           std::int64_t batch) {
+    return make_training_workload(context, spec_at(level(c.params, "model"), batch, arm));
   }
 
-  mutable LargestBatchSearches searches_;
+  LargestBatchCases largest_{make_at};
 };
 
 TIPBENCH_REGISTER_SUITE(Amp);

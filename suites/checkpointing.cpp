@@ -12,6 +12,7 @@
 // Baseline: no checkpointing (PyTorch's default).
 #include "common/checkpoint.h"
 #include "common/device_memory.h"
+#include "common/largest_batch.h"
 #include "common/segments.h"
 #include "common/training.h"
 #include "tipbench/models/model.h"
@@ -26,8 +27,6 @@
 namespace tipbench::suites {
 
 namespace {
-
-constexpr const char* kLargest = "largest";
 
 class CheckpointedTraining final : public Workload {
  public:
@@ -69,21 +68,17 @@ class CheckpointedTraining final : public Workload {
   std::int64_t samples_per_step() const override { return batch_; }
 
   nlohmann::json info() const override {
-    nlohmann::json j = {{"model", model_name_},
-                        {"parameters", parameters_},
-                        {"batch_size", batch_},
-                        {"image_size", image_size_},
-                        {"checkpoint", policy_.name()},
-                        {"units_per_segment", net_.units_per_segment()}};
-    if (search_) j["largest_batch_search"] = *search_;
-    return j;
+    return {{"model", model_name_},
+            {"parameters", parameters_},
+            {"batch_size", batch_},
+            {"image_size", image_size_},
+            {"checkpoint", policy_.name()},
+            {"units_per_segment", net_.units_per_segment()}};
   }
 
   std::map<std::string, double> metrics() const override {
     return {{"saved_activation_bytes", saved_activation_bytes_}};
   }
-
-  void set_search(const BatchSearch& search) { search_ = search; }
 
  private:
   torch::Tensor loss() { return torch::nn::functional::cross_entropy(net_.forward(images_), labels_); }
@@ -98,7 +93,6 @@ class CheckpointedTraining final : public Workload {
   std::unique_ptr<torch::optim::SGD> optimizer_;
   torch::Tensor images_, labels_;
   double saved_activation_bytes_ = 0;
-  std::optional<BatchSearch> search_;
 };
 
 // --quick leaves out every_2: per_stage already shows the trade.
@@ -127,41 +121,23 @@ class Checkpointing final : public Suite {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {
       out.push_back({training_params(context, model), policy_arms(context)});
-      out.push_back({{{"model", model}, {"batch", kLargest}}, policy_arms(context)});
+      out.push_back(largest_batch_case(model, policy_arms(context)));
     }
     return out;
   }
 
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {
-    if (level(c.params, "batch") == kLargest) return largest_batch_search_unavailable(context.device);
+    if (is_largest_batch_case(c)) return largest_batch_search_unavailable(context.device);
     return std::nullopt;
   }
 
-  // CUDA: every policy's largest batch is searched before any trial, so no trial's memory peak
-  // includes the search's failed attempts.
-  void prepare_run(const SuiteContext& context) const override {
-    if (!context.device.is_cuda()) return;
-    for (const auto& c : cases(context)) {
-      if (level(c.params, "batch") != kLargest) continue;
-      for (const auto& arm : c.arms) largest_batch(context, c, arm);
-    }
-  }
+  void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const override {
-    const auto& model = level(c.params, "model");
-    const auto policy = CheckpointPolicy::parse(level(arm.levels, "checkpoint"));
-    if (level(c.params, "batch") != kLargest) {
-      return std::make_unique<CheckpointedTraining>(context, model, std::stoll(level(c.params, "batch")), policy);
-    }
-    const BatchSearch search = largest_batch(context, c, arm);
-    if (search.largest == 0) {
-      throw std::runtime_error(fmt::format("{} with checkpoint {}: not even batch 1 fits", model, policy.name()));
-    }
-    auto workload = std::make_unique<CheckpointedTraining>(context, model, search.largest, policy);
-    workload->set_search(search);
-    return workload;
+    if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
+    return make_at(context, c, arm, std::stoll(level(c.params, "batch")));
   }
 
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {
@@ -190,18 +166,13 @@ class Checkpointing final : public Suite {
   }
 
  private:
-  BatchSearch largest_batch(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm) const {
-    const auto& model = level(c.params, "model");
-    const auto policy = CheckpointPolicy::parse(level(arm.levels, "checkpoint"));
-    auto make = [&](std::int64_t b) -> std::unique_ptr<Workload> {
-      return std::make_unique<CheckpointedTraining>(context, model, b, policy);
-    };
-    SuiteContext defaults = context;
-    defaults.batch_size = 0;
-    return searches_.find(arm_name(name(), c, arm), context.device, make, batch_size_for(defaults, model));
+  static std::unique_ptr<Workload> make_at(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                           std::int64_t batch) {
+    return std::make_unique<CheckpointedTraining>(context, level(c.params, "model"), batch,
+                                                  CheckpointPolicy::parse(level(arm.levels, "checkpoint")));
   }
 
-  mutable LargestBatchSearches searches_;
+  LargestBatchCases largest_{make_at};
 };
 
 TIPBENCH_REGISTER_SUITE(Checkpointing);

@@ -7,12 +7,11 @@
 //   batch:<b>        the training batch: throughput and peak memory
 //   batch:largest    CUDA only: each mode at the largest batch that fits (an out-of-memory
 //                    search before the run), the batch an evaluation job would pick
-#include "common/device_memory.h"
+#include "common/largest_batch.h"
 #include "common/training.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
 
-#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <optional>
@@ -20,8 +19,6 @@
 namespace tipbench::suites {
 
 namespace {
-
-constexpr const char* kLargest = "largest";
 
 enum class GradMode { grad, no_grad, inference_mode };
 
@@ -61,18 +58,14 @@ class Evaluation final : public Workload {
   }
   std::int64_t samples_per_step() const override { return batch_; }
   nlohmann::json info() const override {
-    nlohmann::json j = {{"batch_size", batch_}, {"model_mode", "eval"}};
-    if (search_) j["largest_batch_search"] = *search_;
-    return j;
+    return {{"batch_size", batch_}, {"model_mode", "eval"}};
   }
-  void set_search(const BatchSearch& search) { search_ = search; }
 
  private:
   GradMode mode_;
   std::int64_t batch_;
   torch::nn::AnyModule model_;
   torch::Tensor images_;
-  std::optional<BatchSearch> search_;
 };
 
 std::vector<ArmSpec> grad_mode_arms() {
@@ -94,51 +87,30 @@ class Inference final : public Suite {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {
       out.push_back({training_params(context, model), grad_mode_arms()});
-      out.push_back({{{"model", model}, {"batch", kLargest}}, grad_mode_arms()});
+      out.push_back(largest_batch_case(model, grad_mode_arms()));
     }
     return out;
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {
-    if (level(c.params, "batch") == kLargest) return largest_batch_search_unavailable(context.device);
+    if (is_largest_batch_case(c)) return largest_batch_search_unavailable(context.device);
     return std::nullopt;
   }
-  // CUDA: every mode's largest batch is searched before any trial, so no trial's memory peak
-  // includes the search's failed attempts.
-  void prepare_run(const SuiteContext& context) const override {
-    if (!context.device.is_cuda()) return;
-    for (const auto& c : cases(context)) {
-      if (level(c.params, "batch") != kLargest) continue;
-      for (const auto& arm : c.arms) largest_batch(context, c, arm);
-    }
-  }
+  void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const override {
-    const auto& model = level(c.params, "model");
-    const GradMode mode = parse_grad_mode(level(arm.levels, "grad_mode"));
-    if (level(c.params, "batch") != kLargest) {
-      return std::make_unique<Evaluation>(context, model, std::stoll(level(c.params, "batch")), mode);
-    }
-    const BatchSearch search = largest_batch(context, c, arm);
-    if (search.largest == 0) throw std::runtime_error(fmt::format("{} with {}: not even batch 1 fits", model, arm.name));
-    auto workload = std::make_unique<Evaluation>(context, model, search.largest, mode);
-    workload->set_search(search);
-    return workload;
+    if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
+    return make_at(context, c, arm, std::stoll(level(c.params, "batch")));
   }
 
  private:
-  BatchSearch largest_batch(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm) const {
-    const auto& model = level(c.params, "model");
-    const GradMode mode = parse_grad_mode(level(arm.levels, "grad_mode"));
-    auto make = [&](std::int64_t b) -> std::unique_ptr<Workload> {
-      return std::make_unique<Evaluation>(context, model, b, mode);
-    };
-    SuiteContext defaults = context;
-    defaults.batch_size = 0;
-    return searches_.find(arm_name(name(), c, arm), context.device, make, batch_size_for(defaults, model));
+  static std::unique_ptr<Workload> make_at(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                           std::int64_t batch) {
+    return std::make_unique<Evaluation>(context, level(c.params, "model"), batch,
+                                        parse_grad_mode(level(arm.levels, "grad_mode")));
   }
 
-  mutable LargestBatchSearches searches_;
+  LargestBatchCases largest_{make_at};
 };
 
 TIPBENCH_REGISTER_SUITE(Inference);

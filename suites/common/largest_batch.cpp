@@ -1,0 +1,50 @@
+#include "largest_batch.h"
+
+#include "scoped_workload.h"
+#include "training.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace tipbench::suites {
+
+namespace {
+constexpr const char* kLargest = "largest";
+}  // namespace
+
+CaseSpec largest_batch_case(const std::string& model, std::vector<ArmSpec> arms) {
+  return {{{"model", model}, {"batch", kLargest}}, std::move(arms)};
+}
+
+bool is_largest_batch_case(const CaseSpec& c) { return level(c.params, "batch") == kLargest; }
+
+void LargestBatchCases::search_all(const Suite& suite, const SuiteContext& context) const {
+  if (!context.device.is_cuda()) return;
+  for (const auto& c : suite.cases(context)) {
+    if (!is_largest_batch_case(c)) continue;
+    for (const auto& arm : c.arms) {
+      if (!suite.skip_reason(context, c, arm)) search(suite, context, c, arm);
+    }
+  }
+}
+
+std::unique_ptr<Workload> LargestBatchCases::prepare(const Suite& suite, const SuiteContext& context,
+                                                     const CaseSpec& c, const ArmSpec& arm) const {
+  const BatchSearch found = search(suite, context, c, arm);
+  if (found.largest == 0) {
+    throw std::runtime_error(fmt::format("{}: not even batch 1 fits", arm_name(suite.name(), c, arm)));
+  }
+  return with_info(make_at_(context, c, arm, found.largest), {{"largest_batch_search", found}});
+}
+
+BatchSearch LargestBatchCases::search(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
+                                      const ArmSpec& arm) const {
+  auto make = [&](std::int64_t batch) { return make_at_(context, c, arm, batch); };
+  SuiteContext defaults = context;
+  defaults.batch_size = 0;
+  return searches_.find(arm_name(suite.name(), c, arm), context.device, make,
+                        batch_size_for(defaults, level(c.params, "model")));
+}
+
+}  // namespace tipbench::suites

@@ -1,0 +1,50 @@
+// The "largest batch that fits" experiment of the memory-saving tips (amp, checkpointing,
+// inference): per model, a case {model, batch: largest} whose arms each train or infer at the
+// largest batch their setting fits on a CUDA device (an out-of-memory search, device_memory.h).
+// Every arm is searched in prepare_run, before any trial, so no trial's memory peak includes a
+// failed attempt; the trials reuse the answer (a fresh-process trial searches again). Off CUDA
+// the case is skipped with the reason. A suite owns one, given how to make an arm's workload at a
+// batch. Example:
+//   cases:        out.push_back(largest_batch_case(model, arms));
+//   skip_reason:  if (is_largest_batch_case(c)) return largest_batch_search_unavailable(context.device);
+//   prepare_run:  largest_.search_all(*this, context);
+//   prepare:      if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
+#pragma once
+
+#include "common/device_memory.h"
+#include "tipbench/suite.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tipbench::suites {
+
+CaseSpec largest_batch_case(const std::string& model, std::vector<ArmSpec> arms);
+bool is_largest_batch_case(const CaseSpec& c);
+
+class LargestBatchCases {
+ public:
+  // The arm's workload at `batch`.
+  using MakeAt = std::function<std::unique_ptr<Workload>(const SuiteContext&, const CaseSpec&, const ArmSpec&,
+                                                         std::int64_t batch)>;
+  explicit LargestBatchCases(MakeAt make_at) : make_at_(std::move(make_at)) {}
+
+  // CUDA only: searches every arm of `suite`'s largest-batch cases that the suite does not skip.
+  void search_all(const Suite& suite, const SuiteContext& context) const;
+  // The arm's workload at its largest batch, the search recorded in its info
+  // ("largest_batch_search"); std::runtime_error when not even batch 1 fits.
+  std::unique_ptr<Workload> prepare(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
+                                    const ArmSpec& arm) const;
+
+ private:
+  // Starts from the model's default batch on the device: --batch-size does not move the answer.
+  BatchSearch search(const Suite& suite, const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm) const;
+
+  MakeAt make_at_;
+  mutable LargestBatchSearches searches_;
+};
+
+}  // namespace tipbench::suites
