@@ -59,6 +59,10 @@ class Alignment final : public Suite {
   std::string description() const override {
     return "sizes in multiples of 8 (default) vs one off: ViT widths (head dim 64 vs 63) and CNN batch (b vs b-1)";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"001-003",
+                       "sizes in multiples of 8 for Tensor Cores (pad channels, hidden sizes, batch)"};
+  }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;

@@ -117,6 +117,9 @@ class Allocator final : public Suite {
     return "host allocator: glibc malloc (default) vs jemalloc vs tcmalloc via LD_PRELOAD, each trial in a fresh "
            "process: a training step and the data loader";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"003", "jemalloc / tcmalloc: fewer fragmentation stalls on the host"};
+  }
   Isolation isolation(const SuiteContext&) const override { return Isolation::fresh_process; }
   std::map<std::string, std::string> trial_environment(const SuiteContext&, const CaseSpec&,
                                                        const ArmSpec& arm) const override {

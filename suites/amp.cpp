@@ -46,6 +46,9 @@ class Amp final : public Suite {
     return "precision of the training step: fp32 (default) vs bf16 autocast vs fp16 autocast with loss "
            "scaling; throughput, memory, skipped steps and the largest batch that fits";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"000-004", "\"several times faster than fp32 ... 2x larger batch\" (001)"};
+  }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;

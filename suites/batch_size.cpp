@@ -167,6 +167,10 @@ class BatchSize final : public Suite {
     return "batch-size sweep (throughput, memory) and time-to-accuracy with the linear scaling rule, LR "
            "warm-up and cosine decay";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"000, 001, 002, 004",
+                       "a larger batch with linear LR scaling and warm-up; speed does not grow linearly (001)"};
+  }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;

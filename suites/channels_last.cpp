@@ -22,6 +22,9 @@ class ChannelsLast final : public Suite {
     return "memory format of a CNN's parameters and input: NCHW (default) vs channels_last (NHWC), in fp32 "
            "and under bf16 autocast";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"001, 002", "NHWC suits Tensor Cores"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {

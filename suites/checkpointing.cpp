@@ -116,6 +116,9 @@ class Checkpointing final : public Suite {
     return "activation checkpointing off (default) vs per stage / every 2 units: step overhead, activation "
            "memory, and the largest batch that fits";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"002-004", "activation memory O(N) to O(sqrt N), \"not significantly slower\" (002)"};
+  }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;

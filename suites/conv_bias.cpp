@@ -13,6 +13,9 @@ class ConvBias final : public Suite {
   std::string description() const override {
     return "bias on convolutions that feed BatchNorm: on (nn.Conv2d default) vs off";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"000, 002-004", "saves parameters and memory (002)"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {

@@ -61,6 +61,9 @@ class CpuThreads final : public Suite {
   std::string description() const override {
     return "LibTorch's intra-op threads: the default vs 1, 2, 4, ... up to the cores, for a training step (CPU)";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"001, 003", "too many CPU threads thrash"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     const int cores = data::available_cores();
     std::vector<ArmSpec> arms{{kDefault, {{"threads", kDefault}}}};

@@ -88,6 +88,9 @@ class DebugApis final : public Suite {
   std::string description() const override {
     return "debugging APIs off (default) vs anomaly detection on vs the autograd profiler recording";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"000, 003", "debugging APIs (anomaly detection, profiler) cost time when left on"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {

@@ -33,6 +33,9 @@ class DeterminismSuite final : public Suite {
     return "PyTorch's default kernels vs deterministic algorithms (+ cuDNN deterministic, benchmark off, "
            "CUBLAS_WORKSPACE_CONFIG on CUDA)";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"002", "deterministic algorithms: reproducible but slower"};
+  }
   Isolation isolation(const SuiteContext& context) const override {
     return context.device.is_cuda() ? Isolation::fresh_process : Isolation::in_process;
   }

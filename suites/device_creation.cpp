@@ -16,6 +16,9 @@ class DeviceCreation final : public Suite {
     return "tensors a step needs (labels, input noise) made on the host and copied (default) vs made on the "
            "device (CUDA)";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"000, 002, 003", "create tensors on the device: no host allocation + copy"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {

@@ -37,6 +37,10 @@ class GradAccumulation final : public Suite {
   std::string description() const override {
     return "one effective batch as 1 (default) vs 2, 4, 8 accumulated micro-batches: throughput and peak memory";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"002, 003",
+                       "k micro-batches per step trade memory for throughput; fewer all-reduces under DDP"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     // --quick: k = 1 and 4 only; every arm costs a quick run ~3 s on two CPU cores.
     const std::vector<int> splits = context.quick ? std::vector<int>{1, 4} : std::vector<int>{1, 2, 4, 8};

@@ -83,6 +83,9 @@ class Inference final : public Suite {
     return "an eval() forward pass under grad mode (the mistake) vs NoGradGuard vs InferenceMode: throughput, "
            "peak memory, and (CUDA) the largest batch each fits";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"002, 003", "no_grad / inference mode for evaluation: no graph, no saved activations"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {

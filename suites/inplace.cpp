@@ -14,6 +14,9 @@ class Inplace final : public Suite {
   std::string description() const override {
     return "a CNN's ReLUs out of place (nn.ReLU() default) vs in place: peak memory and throughput";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"002", "in-place activations: less activation memory"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {

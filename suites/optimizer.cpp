@@ -83,6 +83,9 @@ class Optimizer final : public Suite {
     return "SGD-momentum and AdamW steps: torch::optim's per-parameter loop (default) vs multi-tensor foreach ops "
            "vs fused kernels; the whole training step and the optimizer step alone";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"002", "a fused optimizer step: one kernel instead of hundreds of small ones"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (auto kind : {OptimizerKind::sgd, OptimizerKind::adamw}) {

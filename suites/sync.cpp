@@ -26,6 +26,9 @@ class Sync final : public Suite {
     return "reading the loss on the host (loss.item(), a CPU-GPU sync) every step (default) vs every 50 steps "
            "vs never (summed on the device)";
   }
+  std::optional<SourceClaim> source_claim() const override {
+    return SourceClaim{"002, 003", "a CPU-GPU sync per step (.item(), printing) drains the launch queue"};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<ArmSpec> arms{read_every("every_step", 1)};
     // A --quick trial is shorter than 50 steps: its every_50 arm would be the never arm again.

@@ -334,6 +334,7 @@ ojson to_json_document(const Result& r) {
                    {"description", s.description},
                    {"isolation", s.isolation},
                    {"cases", ojson::array()}};
+    if (s.source_claim) suite["source_claim"] = {{"sources", s.source_claim->sources}, {"claim", s.source_claim->claim}};
     for (const auto& c : s.cases) suite["cases"].push_back(case_to_json(c));
     if (!s.notes.empty()) suite["notes"] = s.notes;
     j["suites"].push_back(std::move(suite));
@@ -352,6 +353,10 @@ Result parse_result(const ojson& document, const std::string& origin) {
       suite.name = s.at("name").get<std::string>();
       suite.description = s.at("description").get<std::string>();
       suite.isolation = s.at("isolation").get<std::string>();
+      if (s.contains("source_claim")) {
+        const auto& claim = s.at("source_claim");
+        suite.source_claim = SourceClaim{claim.at("sources").get<std::string>(), claim.at("claim").get<std::string>()};
+      }
       for (const auto& c : s.at("cases")) suite.cases.push_back(case_from_json(c));
       if (s.contains("notes")) suite.notes = s.at("notes").get<std::vector<std::string>>();
       r.suites.push_back(std::move(suite));

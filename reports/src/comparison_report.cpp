@@ -193,24 +193,35 @@ std::string run_markdown(const NamedRun& run) {
                                markdown_escape(ctx.fingerprint_slug), markdown_escape(ctx.device),
                                markdown_escape(ctx.timestamp_utc), markdown_escape(ctx.git.sha.substr(0, 12)));
   if (const auto banner = injected_slowdown_banner(run.result); !banner.empty()) md += "> **" + markdown_escape(banner) + "**\n\n";
-  std::vector<std::pair<std::string, const Comparison*>> rows;
+  struct Row {
+    std::string case_name;
+    const Comparison* comparison;
+    const SuiteResult* suite;
+  };
+  std::vector<Row> rows;
   for (const auto& suite : run.result.suites) {
     for (const auto& c : suite.cases) {
-      for (const auto& cmp : c.comparisons) rows.emplace_back(c.name, &cmp);
+      for (const auto& cmp : c.comparisons) rows.push_back({c.name, &cmp, &suite});
     }
   }
   // Worst first: the lowest throughput ratio, the highest memory ratio.
   auto bad = [](const Comparison* c) {
     return gate::higher_is_better(c->metric) ? 1 - c->estimate.ratio : c->estimate.ratio - 1;
   };
-  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return bad(a.second) > bad(b.second); });
-  md += "| case | treatment vs baseline | metric | ratio [95% CI] | verdict |\n|---|---|---|---:|---|\n";
-  for (const auto& [name, c] : rows) {
-    md += fmt::format("| {} | {} vs {} | {} | {} | {}{} |\n", markdown_escape(name), markdown_escape(c->treatment),
-                      markdown_escape(c->baseline), metric_label(c->metric), ratio_with_ci(*c), verdict_label(*c),
-                      c->noisy ? " [noisy]" : "");
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const Row& a, const Row& b) { return bad(a.comparison) > bad(b.comparison); });
+  // The sources' claim beside each verdict: the findings of a run read against what was promised.
+  md += "| case | treatment vs baseline | metric | ratio [95% CI] | verdict | source claim |\n"
+        "|---|---|---|---:|---|---|\n";
+  for (const auto& row : rows) {
+    const Comparison* c = row.comparison;
+    const auto& claim = row.suite->source_claim;
+    md += fmt::format("| {} | {} vs {} | {} | {} | {}{} | {} |\n", markdown_escape(row.case_name),
+                      markdown_escape(c->treatment), markdown_escape(c->baseline), metric_label(c->metric),
+                      ratio_with_ci(*c), verdict_label(*c), c->noisy ? " [noisy]" : "",
+                      claim ? markdown_escape(fmt::format("({}) {}", claim->sources, claim->claim)) : "-");
   }
-  if (rows.empty()) md += "| - | no comparisons in this run | | | |\n";
+  if (rows.empty()) md += "| - | no comparisons in this run | | | | |\n";
   return md;
 }
 

@@ -80,6 +80,7 @@ void print_run_summary(const Result& result, std::FILE* out) {
   if (!injected.empty()) fmt::print(out, "\n{}\n", injected);
   for (const auto& suite : result.suites) {
     fmt::print(out, "\n{} - {}\n", suite.name, suite.description);
+    if (const auto claim = source_claim_line(suite); !claim.empty()) fmt::print(out, "  {}\n", claim);
     for (const auto& c : suite.cases) {
       fmt::print(out, "  {}\n", c.name);
       fmt::print(out, "    {:<22} {:<8} {:>9} {:<13} {:>9} {:>12} {:>7} {:>11}\n", "arm", "status", "step ms",

@@ -57,6 +57,11 @@ std::string format_metric_value(const std::string& metric, double value) {
   return human_bytes(static_cast<std::int64_t>(value));
 }
 
+std::string source_claim_line(const SuiteResult& suite) {
+  if (!suite.source_claim) return "";
+  return fmt::format("source claim ({}): {}", suite.source_claim->sources, suite.source_claim->claim);
+}
+
 std::string injected_slowdown_banner(const Result& result) {
   const double pct = result.context.settings.inject_slowdown_pct;
   if (!(pct > 0)) return "";

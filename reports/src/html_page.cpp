@@ -80,6 +80,9 @@ std::string arm_tables(const NamedRun& run, const std::string& page_dir) {
   std::string h = fmt::format("<h2>Arms of {}</h2>\n", html_escape(run.label));
   for (const auto& suite : run.result.suites) {
     h += fmt::format("<h3>{}</h3><p class=note>{}</p>\n", html_escape(suite.name), html_escape(suite.description));
+    if (const auto claim = source_claim_line(suite); !claim.empty()) {
+      h += fmt::format("<p class=claim>{}</p>\n", html_escape(claim));
+    }
     h += "<table><tr><th>arm</th><th>status</th><th>step ms (median)</th><th>p10-p90</th><th>samples/s</th>"
          "<th>CV</th><th>peak memory</th></tr>\n";
     for (const auto& c : suite.cases) {

@@ -14,6 +14,7 @@ th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .warn { background: #fee; border: 2px solid #c00; padding: 0.5em; font-weight: bold; }
 .note { color: #555; font-size: 0.85em; }
+.claim { font-size: 0.85em; font-style: italic; border-left: 3px solid #88a; padding-left: 0.5em; }
 .chart { margin: 1em 0 2em 0; }
 .chart canvas { max-height: 520px; }
 )CSS";

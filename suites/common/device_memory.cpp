@@ -18,6 +18,12 @@ std::int64_t bytes_in_use(const c10::Device& device) {
   return static_cast<std::int64_t>(info.uordblks + info.hblkhd);
 }
 
+std::int64_t device_malloc_calls(const c10::Device& device) {
+  if (!device.is_cuda()) return 0;
+  const auto index = device.has_index() ? device.index() : c10::DeviceIndex(0);
+  return c10::cuda::CUDACachingAllocator::getDeviceStats(index).num_device_alloc;
+}
+
 void to_json(nlohmann::json& j, const BatchSearch& s) {
   j = {{"largest", s.largest}, {"probes", nlohmann::json::array()}};
   for (const auto& p : s.probes) {

@@ -25,6 +25,9 @@ namespace tipbench::suites {
 // not its cache). CPU: glibc's heap in use (mallinfo2: arena + mmapped chunks), which includes
 // every tensor LibTorch holds on the CPU. A host-side read: nothing synchronizes.
 std::int64_t bytes_in_use(const c10::Device& device);
+// CUDA: how many times the caching allocator has asked the device for memory (cudaMalloc or a
+// mapping) since the process started; a step served from its cache asks for none. 0 elsewhere.
+std::int64_t device_malloc_calls(const c10::Device& device);
 
 struct BatchProbe {
   std::int64_t batch = 0;

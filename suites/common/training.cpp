@@ -1,6 +1,7 @@
 #include "training.h"
 
 #include "captured_step.h"
+#include "device_memory.h"
 #include "loss_scaler.h"
 
 #include <torch/torch.h>
@@ -59,9 +60,11 @@ class TrainingWorkload final : public Workload {
     images_ = torch::randn({spec.batch_size, 3, side, side}, options);
     classes_ = models::resolved_num_classes(spec.model, spec.model_options);
     labels_ = torch::randint(classes_, {spec.batch_size}, options.dtype(torch::kLong));
-    fixed_input_ = input_of(image_size_, image_size_);
+    const std::int64_t first_side = spec.shapes == InputShapes::ascending ? ascending_side(image_size_, 0) : image_size_;
+    fixed_input_ = input_of(first_side, first_side);
     if (spec.precision == Precision::fp16) scaler_.emplace(device_);
     if (spec.loss_read_every) running_loss_ = torch::zeros({}, options);
+    if (spec.preallocate) preallocate();
     if (spec.cuda_graph) {
       check_capturable(spec);
       graph_.emplace(device_, [this] { eager_step(fixed_input_, labels_); }, 3,
@@ -78,6 +81,9 @@ class TrainingWorkload final : public Workload {
     if (measuring_ && spec_.shapes == InputShapes::varying) {
       const auto [h, w] = varying_shape(image_size_, timed_steps_++);
       x = input_of(h, w);
+    } else if (measuring_ && spec_.shapes == InputShapes::ascending) {
+      const std::int64_t side = ascending_side(image_size_, timed_steps_++);
+      x = input_of(side, side);
     }
     torch::Tensor labels = labels_;
     if (spec_.step_tensors != StepTensors::staged) {
@@ -101,12 +107,18 @@ class TrainingWorkload final : public Workload {
   void begin_measurement() override {
     measuring_ = true;
     skipped_before_ = scaler_ ? scaler_->skipped_steps() : 0;
+    mallocs_before_ = device_malloc_calls(device_);
   }
 
   // fp16: the optimizer steps the loss scaler skipped (an inf or NaN gradient) while timed.
+  // Ascending shapes on CUDA: the device allocations the caching allocator made while timed.
   std::map<std::string, double> metrics() const override {
-    if (!scaler_) return {};
-    return {{"skipped_steps", static_cast<double>(scaler_->skipped_steps() - skipped_before_)}};
+    std::map<std::string, double> out;
+    if (scaler_) out["skipped_steps"] = static_cast<double>(scaler_->skipped_steps() - skipped_before_);
+    if (spec_.shapes == InputShapes::ascending && device_.is_cuda()) {
+      out["device_mallocs"] = static_cast<double>(device_malloc_calls(device_) - mallocs_before_);
+    }
+    return out;
   }
 
   nlohmann::json info() const override {
@@ -116,7 +128,7 @@ class TrainingWorkload final : public Workload {
             {"image_size", image_size_},
             {"channels_last", spec_.model_options.channels_last},
             {"precision", precision_name(spec_.precision)},
-            {"input_shapes", spec_.shapes == InputShapes::fixed ? "fixed" : "varying"}};
+            {"input_shapes", input_shapes_name(spec_.shapes)}};
     // The step-loop knobs, recorded where an arm sets them (older results keep their shape).
     if (spec_.optimizer.kind != OptimizerKind::sgd || spec_.optimizer.impl != OptimizerImpl::loop) {
       out["optimizer"] = optimizer_kind_name(spec_.optimizer.kind);
@@ -126,6 +138,7 @@ class TrainingWorkload final : public Workload {
     if (spec_.loss_read_every) out["loss_read_every"] = *spec_.loss_read_every;
     if (spec_.step_tensors != StepTensors::staged) out["step_tensors"] = step_tensors_name(spec_.step_tensors);
     if (graph_) out["cuda_graph"] = true;
+    if (spec_.preallocate) out["preallocated"] = true;
     return out;
   }
 
@@ -136,6 +149,12 @@ class TrainingWorkload final : public Workload {
     auto x = images_.narrow(2, 0, h).narrow(3, 0, w);
     return spec_.model_options.channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast)
                                              : x.contiguous();
+  }
+
+  void preallocate() {
+    const std::int64_t micro = spec_.batch_size / spec_.micro_batches;
+    preallocate_step(model_, input_of(image_size_, image_size_).narrow(0, 0, micro), labels_.narrow(0, 0, micro),
+                     spec_.precision);
   }
 
   // Zero the gradients, forward and backward each micro-batch, step the optimizer. Returns the
@@ -186,12 +205,44 @@ class TrainingWorkload final : public Workload {
   bool measuring_ = false;
   std::int64_t timed_steps_ = 0;
   std::int64_t skipped_before_ = 0;
+  std::int64_t mallocs_before_ = 0;
 };
 
 }  // namespace
 
 std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, const TrainingSpec& spec) {
   return std::make_unique<TrainingWorkload>(context, spec);
+}
+
+void preallocate_step(torch::nn::AnyModule& model, const torch::Tensor& input, const torch::Tensor& labels,
+                      Precision precision) {
+  const auto module = model.ptr();
+  std::vector<torch::Tensor> buffers;
+  for (const auto& b : module->buffers()) buffers.push_back(b.clone());
+  torch::Tensor loss;
+  {
+    AutocastScope autocast(input.device().type(), precision);
+    loss = torch::nn::functional::cross_entropy(model.forward(input), labels);
+  }
+  loss.backward();
+  module->zero_grad(/*set_to_none=*/true);
+  torch::NoGradGuard no_grad;
+  std::size_t i = 0;
+  for (auto& b : module->buffers()) b.copy_(buffers[i++]);
+}
+
+std::int64_t ascending_side(std::int64_t base, std::int64_t step) {
+  const std::int64_t smallest = base / 2;
+  return smallest + (base - smallest) * (step % kAscendingSteps) / (kAscendingSteps - 1);
+}
+
+const char* input_shapes_name(InputShapes shapes) {
+  switch (shapes) {
+    case InputShapes::fixed: return "fixed";
+    case InputShapes::varying: return "varying";
+    case InputShapes::ascending: return "ascending";
+  }
+  return "?";
 }
 
 const char* step_tensors_name(StepTensors where) {

@@ -23,7 +23,16 @@ namespace tipbench::suites {
 enum class InputShapes {
   fixed,    // every step the same (batch, 3, size, size)
   varying,  // warm-up at the fixed shape, then a shape not seen before at every timed step
+  // Warm-up at the smallest shape, then timed steps whose size grows from half the model's image
+  // size to its size and starts again (ascending_side), as a length-bucketed sampler feeds a
+  // model variable-length inputs: a short batch followed by longer ones.
+  ascending,
 };
+
+// The side of timed step `step` under InputShapes::ascending: kAscendingSteps sizes from base/2
+// up to base, repeated.
+inline constexpr std::int64_t kAscendingSteps = 8;
+std::int64_t ascending_side(std::int64_t base, std::int64_t step);
 
 // Where the tensors a step needs besides the input batch (its labels, noise added to the input)
 // come from.
@@ -39,6 +48,8 @@ struct TrainingSpec {
   models::ModelOptions model_options;
   bool set_to_none = true;  // optimizer.zero_grad(set_to_none): LibTorch's default is true
   InputShapes shapes = InputShapes::fixed;
+  // The preallocate suite: preallocate_step at the largest input before training.
+  bool preallocate = false;
   // Forward and loss under autocast (bf16, fp16 with loss scaling); backward and step outside.
   Precision precision = Precision::fp32;
   // A model other than make_model(model, model_options), e.g. a ViT of other widths; `model`
@@ -60,6 +71,13 @@ struct TrainingSpec {
 
 std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, const TrainingSpec& spec);
 const char* step_tensors_name(StepTensors where);  // "staged", "host", "device"
+const char* input_shapes_name(InputShapes shapes);  // "fixed", "varying", "ascending"
+// The pre-allocation step of the PyTorch Tuning Guide (TrainingSpec::preallocate): one forward and
+// backward of `input` (the largest the run will see) in the model's current mode, no optimizer
+// step, gradients set to None, and the module's buffers (BatchNorm's running statistics) put back:
+// the caching allocator then holds blocks the size of that step, and the model is as it was.
+void preallocate_step(torch::nn::AnyModule& model, const torch::Tensor& input, const torch::Tensor& labels,
+                      Precision precision);
 
 // The models a suite runs: the ones asked for, else the default for the device
 // (small_cnn on CPU; resnet18 for --quick and resnet50 otherwise on CUDA).

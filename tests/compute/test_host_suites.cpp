@@ -25,33 +25,12 @@ using tipbench::testing::arm_names;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
+using tipbench::testing::trial_of;
 
 tipbench::SuiteContext cuda_context() {
   auto c = cpu_context(true);
   c.device = c10::Device(c10::kCUDA);
   return c;
-}
-
-// A short real trial: the knob's bookkeeping is under test, not the timing.
-tipbench::MeasureSettings short_trial() {
-  tipbench::MeasureSettings s = tipbench::quick_settings();
-  s.warmup_min_steps = 1;
-  s.warmup_max_steps = 2;
-  s.warmup_window = 1;
-  s.trial_min_steps = 2;
-  s.trial_min_time_s = 0.001;
-  return s;
-}
-
-tipbench::TrialOutcome trial_of(const std::string& suite, const std::string& arm, int case_index = 0) {
-  const auto& s = suite_named(suite);
-  const auto context = cpu_context(true);
-  const auto cases = s.cases(context);
-  const CaseSpec& c = cases.at(case_index);
-  for (const auto& a : c.arms) {
-    if (a.name == arm) return tipbench::run_trial(s, context, c, a, short_trial(), 0, 0);
-  }
-  throw std::runtime_error("no arm " + arm);
 }
 
 ArmResult arm_with_step_ms(const std::string& name, double step_ms, bool baseline = false) {

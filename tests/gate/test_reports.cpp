@@ -164,10 +164,10 @@ TEST(HtmlModel, HistoryRunsFeedTheTrend) {
 
 TEST(HtmlModel, EncodingsOfOtherSuitesGetTheirCharts) {
   auto run = synthetic_run({.blocks = 4});
-  run.suites.push_back({"dataloader", "d", "in_process", {grid_case()}, {}});
-  run.suites.push_back({"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}});
-  run.suites.push_back({"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}});
-  run.suites.push_back({"ddp", "p", "in_process", {level_case("ddp", "world_size", {"1", "2", "4"})}, {}});
+  run.suites.push_back({"dataloader", "d", "in_process", {grid_case()}, {}, {}});
+  run.suites.push_back({"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}, {}});
+  run.suites.push_back({"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}, {}});
+  run.suites.push_back({"ddp", "p", "in_process", {level_case("ddp", "world_size", {"1", "2", "4"})}, {}, {}});
   const auto model = r::report_model({{"run.json", run}}, {}, {});
   EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup", "heatmap", "batch", "tradeoff", "world_size"}));
   const auto& heat = model.at("charts")[1];
@@ -184,7 +184,7 @@ TEST(HtmlModel, EncodingsOfOtherSuitesGetTheirCharts) {
 
 TEST(HtmlModel, APipelineLadderDrawsItsRungsAndTheModelsConsumption) {
   auto run = synthetic_run({.blocks = 4});
-  run.suites.push_back({"dataloader", "d", "in_process", {ladder_case()}, {}});
+  run.suites.push_back({"dataloader", "d", "in_process", {ladder_case()}, {}, {}});
   const auto model = r::report_model({{"run.json", run}}, {}, {});
   EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup", "ladder"}));
   const auto& ladder = model.at("charts")[1];
@@ -332,6 +332,25 @@ TEST(Markdown, MemoryVerdictsSayMoreOrLessMemory) {
   EXPECT_FALSE(has(cmp, "slower")) << cmp;
 }
 
+// The sources' claim stands under the suite's name in the console and the HTML page, and next to
+// every verdict in the Markdown summary; a suite without one shows none.
+TEST(Reports, TheSourceClaimStandsBesideTheVerdicts) {
+  auto run = synthetic_run({.cv = 0.001});
+  run.suites[0].source_claim = tipbench::SourceClaim{"002", "1.27-1.70x <faster> fwd+bwd"};
+  EXPECT_TRUE(has(console_text(run), "\n  source claim (002): 1.27-1.70x <faster> fwd+bwd\n")) << console_text(run);
+  const std::vector<NamedRun> runs{{"run.json", run}};
+  const std::string html = r::render_html(r::report_model(runs, {}, {}), runs, "/* Chart */");
+  EXPECT_TRUE(has(html, "<p class=claim>source claim (002): 1.27-1.70x &lt;faster&gt; fwd+bwd</p>")) << html;
+  const std::string md = r::run_markdown(runs[0]);
+  EXPECT_TRUE(has(md, "| verdict | source claim |")) << md;
+  const auto row = md.substr(md.find("| throughput |"));
+  EXPECT_TRUE(has(row.substr(0, row.find('\n')), "(002) 1.27-1.70x")) << md;
+
+  run.suites[0].source_claim.reset();
+  EXPECT_FALSE(has(console_text(run), "source claim")) << console_text(run);
+  EXPECT_TRUE(has(r::run_markdown({"run.json", run}), "| - |")) << r::run_markdown({"run.json", run});
+}
+
 TEST(HtmlPage, AProfiledArmLinksItsTraceRelativeToThePageAndNamesItsTopOps) {
   auto run = synthetic_run({});
   tipbench::ArmProfile profile;
@@ -413,11 +432,11 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   const auto dir = tipbench::testing::fresh_scratch_dir("report_browser");
 
   auto run = synthetic_run({.blocks = 6, .cv = 0.01, .seed = 2});
-  run.suites.push_back({"dataloader", "d", "in_process", {grid_case()}, {}});
-  run.suites.push_back({"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}});
-  run.suites.push_back({"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}});
-  run.suites.push_back({"ddp", "p", "in_process", {level_case("ddp", "world_size", {"1", "2", "4"})}, {}});
-  run.suites.push_back({"dataloader_ladder", "l", "in_process", {ladder_case()}, {}});
+  run.suites.push_back({"dataloader", "d", "in_process", {grid_case()}, {}, {}});
+  run.suites.push_back({"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}, {}});
+  run.suites.push_back({"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}, {}});
+  run.suites.push_back({"ddp", "p", "in_process", {level_case("ddp", "world_size", {"1", "2", "4"})}, {}, {}});
+  run.suites.push_back({"dataloader_ladder", "l", "in_process", {ladder_case()}, {}, {}});
   run.suites[0].description = "</script><b>not bold</b>";
   const std::vector<NamedRun> runs{
       {"base.json", synthetic_run({.blocks = 6, .cv = 0.01, .seed = 1, .timestamp = "2026-01-01T00:00:00Z"})},

@@ -107,6 +107,7 @@ Result sample_result() {
   tipbench::SuiteResult s;
   s.name = "zero_grad";
   s.description = "optimizer.zero_grad(): none vs zero";
+  s.source_claim = tipbench::SourceClaim{"002", "\"moderately improves performance\" | less memory"};
   s.isolation = "in_process";
   CaseResult cr;
   cr.name = "zero_grad/model:resnet18/batch:64";
@@ -196,7 +197,7 @@ std::string sample_text() { return tipbench::to_json_document(sample_result()).d
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.2");
+  EXPECT_EQ(tipbench::schema_version(), "1.3");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
 }
 
@@ -217,6 +218,8 @@ TEST(ResultSchema, DocumentRoundTripsThroughParse) {
   EXPECT_EQ(back.context.warnings, r.context.warnings);
   ASSERT_EQ(back.suites.size(), 2u);
   EXPECT_TRUE(back.suites[1].cases.empty());
+  EXPECT_EQ(back.suites[0].source_claim, r.suites[0].source_claim);
+  EXPECT_FALSE(back.suites[1].source_claim.has_value());  // a suite without one writes no key
   const auto& arms = back.suites[0].cases.at(0).arms;
   ASSERT_EQ(arms.size(), 4u);
   EXPECT_TRUE(arms[0].baseline);
@@ -276,7 +279,7 @@ TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.2");
+  EXPECT_EQ(doc.at("schema_version"), "1.3");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));

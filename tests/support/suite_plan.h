@@ -1,11 +1,12 @@
 // For tests of what a suite plans and concludes: the registered suite by name, a CPU context, the
-// arm names of a case, a measured arm to feed a suite's notes. Example:
+// arm names of a case, a short real trial of an arm, a measured arm to feed a suite's notes. Example:
 //   const auto cases = suite_named("sync").cases(cpu_context(/*quick=*/true));
 //   EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"every_step", "never"}));
 #pragma once
 
 #include "tipbench/registry.h"
 #include "tipbench/summary.h"
+#include "tipbench/trial.h"
 
 #include <cstdint>
 #include <optional>
@@ -34,6 +35,29 @@ inline std::vector<std::string> arm_names(const CaseSpec& c) {
 }
 
 inline bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// A short real trial of an arm of the quick CPU plan: what the arm sets up and records is under
+// test, not the timing.
+inline MeasureSettings short_trial() {
+  MeasureSettings s = quick_settings();
+  s.warmup_min_steps = 1;
+  s.warmup_max_steps = 2;
+  s.warmup_window = 1;
+  s.trial_min_steps = 2;
+  s.trial_min_time_s = 0.001;
+  return s;
+}
+
+inline TrialOutcome trial_of(const std::string& suite, const std::string& arm, int case_index = 0) {
+  const auto& s = suite_named(suite);
+  const auto context = cpu_context(true);
+  const auto cases = s.cases(context);
+  const CaseSpec& c = cases.at(case_index);
+  for (const auto& a : c.arms) {
+    if (a.name == arm) return run_trial(s, context, c, a, short_trial(), 0, 0);
+  }
+  throw std::runtime_error("no arm " + arm);
+}
 
 // An ok arm of `blocks` trials at one throughput (and CUDA memory peak, when given), summarised.
 inline ArmResult measured_arm(const std::string& name, Levels levels, double throughput,

@@ -45,7 +45,7 @@ inline Result synthetic_run(const SyntheticSpec& spec) {
   std::mt19937_64 rng(spec.seed);
   std::normal_distribution<double> noise(0.0, spec.cv);
   for (const auto& name : spec.suites) {
-    SuiteResult suite{name, "synthetic " + name, "in_process", {}, {}};
+    SuiteResult suite{name, "synthetic " + name, "in_process", {}, {}, {}};
     for (int ci = 0; ci < spec.cases_per_suite; ++ci) {
       CaseResult c;
       c.name = name + "/model:m" + std::to_string(ci) + "/batch:8";

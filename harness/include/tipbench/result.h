@@ -22,8 +22,8 @@
 namespace tipbench {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 2;  // 1.1: arm status "invalid"; 1.2: CPU time, profiles
-std::string schema_version();  // "1.2"
+inline constexpr int kSchemaMinor = 3;  // 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims
+std::string schema_version();  // "1.3"
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {
@@ -112,12 +112,21 @@ struct CaseResult {
   std::vector<Comparison> comparisons;
 };
 
+// What the source articles behind a tip claim for it (../shared/TIPS.md), shown next to what was
+// measured: {"002", "\"moderately improves performance\", less memory"}.
+struct SourceClaim {
+  std::string sources;  // the sources' numbers: "002", "000-004"
+  std::string claim;    // as the sources state it
+  bool operator==(const SourceClaim&) const = default;
+};
+
 struct SuiteResult {
   std::string name;
   std::string description;
   std::string isolation;  // "in_process" or "fresh_process"
   std::vector<CaseResult> cases;
   std::vector<std::string> notes;  // the suite's conclusions across cases (Suite::notes), may be empty
+  std::optional<SourceClaim> source_claim;  // nullopt: a tip beyond the sources (TF32, CUDA graphs)
 };
 
 struct GitState {

@@ -24,6 +24,9 @@ std::string verdict_label(const std::string& metric, stats::Verdict verdict);
 std::string verdict_label(const Comparison& c);
 // A metric's value with its unit: "1234.5/s", "12.345 ms", "1.5 MiB".
 std::string format_metric_value(const std::string& metric, double value);
+// What the tip's sources claim, for the line under the suite's name: "source claim (002):
+// \"moderately improves performance\", less memory"; "" for a suite without one.
+std::string source_claim_line(const SuiteResult& suite);
 // "" for a real run; for a run made with --inject-slowdown, a loud one-line warning that its
 // numbers were slowed down on purpose (every reporter prints it, so it cannot pass for real).
 std::string injected_slowdown_banner(const Result& result);
