@@ -1,8 +1,9 @@
 // Tip: for several devices prefer DistributedDataParallel (one process per device, bucketed
 // all-reduce overlapped with backward) over DataParallel (one process driving all devices).
 // Baseline: `single`, one device at the per-device batch (the scaling reference). Treatments:
-// `dp` (DataParallel over every GPU), `ddp` (one rank per device, c10d: NCCL on GPUs, Gloo on
-// CPUs; all-reduce from autograd hooks) and `ddp_no_overlap` (all-reduce after backward).
+// `dp` (DataParallel over every GPU), `ddp` (one rank per device: PyTorch's DDP, c10d::Reducer
+// with DDP's defaults, on NCCL on GPUs, Gloo on CPUs; bucketed all-reduce launched from autograd
+// hooks) and `ddp_no_overlap` (the same Reducer with one bucket: one all-reduce after backward).
 // The ranks come from the launch: `tipbench run --suite data_parallel --nproc N`, torchrun or
 // srun (docs/distributed.md); a plain run is world size 1. Rank 0 runs the harness and its
 // ddp workloads step every rank together; `single` and `dp` run on rank 0 alone.
@@ -70,7 +71,8 @@ double metric_median(const ArmResult& a, const std::string& key) {
 const SuiteOption kBucketMbOption{.name = "bucket-mb",
                                   .type = OptionType::number,
                                   .default_value = "25",
-                                  .help = "gradient bucket size in MB (DDP's default 25)",
+                                  .help = "gradient bucket size in MB, DDP's bucket_cap_mb; the default 25 is DDP's "
+                                          "default: 25 MB after a first bucket of 1 MB",
                                   .min = 0.001,
                                   .max = 4096};
 
@@ -120,9 +122,14 @@ class DataParallel final : public Suite {
     const std::string mode = level(arm.levels, "mode");
     if (mode == "single") return make_training_workload(context, spec);
     if (mode == "data_parallel") return distributed::make_dp_workload(context, spec);
-    distributed::DdpSpec ddp{.training = spec,
-                             .buckets = {.bucket_mb = kBucketMbOption.number(context.options),
-                                         .overlap = level(arm.levels, "overlap") == "true"}};
+    // The default 25 is DDP's own default (bucket_cap_mb=None: 25 MB after a first bucket of
+    // 1 MB); another size applies to every bucket, as DDP's bucket_cap_mb does.
+    const double bucket_mb = kBucketMbOption.number(context.options);
+    const bool ddp_default = bucket_mb == std::stod(kBucketMbOption.default_value);
+    distributed::DdpSpec ddp{
+        .training = spec,
+        .ddp = {.overlap = level(arm.levels, "overlap") == "true",
+                .bucket_mb = ddp_default ? std::nullopt : std::optional<double>(bucket_mb)}};
     return distributed::make_ddp_workload(context, c, arm, ddp);
   }
   // Scaling efficiency = throughput(N ranks) / (N x throughput(single)), from the paired

@@ -3,7 +3,9 @@
 #include "tipbench/commands.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/fresh_arm_check.h"
 #include "tipbench/result.h"
+#include "tipbench/run_context.h"
 #include "tipbench/trial.h"
 
 #include <fmt/format.h>
@@ -73,6 +75,15 @@ int run_guarded(const Command& command) {
 int main(const std::vector<std::string>& argv) {
   // The hidden child side of fresh-process trials: `tipbench __trial REQUEST RESPONSE`.
   if (argv.size() == 4 && argv[1] == "__trial") return serve_trial_request(argv[2], argv[3]);
+  // The device bundle's check (docs/gpu.md): `tipbench __fresh-arms DEVICE [SUITE...]`.
+  if (argv.size() >= 3 && argv[1] == "__fresh-arms") {
+    try {
+      return check_first_arms_in_fresh_processes(self_executable_path(), argv[2], {argv.begin() + 3, argv.end()});
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: tipbench __fresh-arms could not finish: {}\n", error_summary(e));
+      return exit_code::internal;
+    }
+  }
 
   CLI::App app{kDescription, "tipbench"};
   app.require_subcommand(1, 1);

@@ -1,5 +1,6 @@
 #include "tipbench/runner.h"
 
+#include "tipbench/device_init.h"
 #include "tipbench/error_text.h"
 #include "tipbench/summary.h"
 #include "tipbench/trial.h"
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -41,7 +43,9 @@ CaseResult empty_case_result(const Suite& suite, const CaseSpec& c) {
   return r;
 }
 
-std::vector<PlannedCase> plan_cases(const Suite& suite, const SuiteContext& context) {
+// `staging_error`: why the suite's prepare_run failed (empty when it did not): its arms that
+// would have run are failed with that reason instead, and the other suites run.
+std::vector<PlannedCase> plan_cases(const Suite& suite, const SuiteContext& context, const std::string& staging_error) {
   std::vector<PlannedCase> planned;
   const auto cases = suite.cases(context);
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
@@ -50,6 +54,9 @@ std::vector<PlannedCase> plan_cases(const Suite& suite, const SuiteContext& cont
       if (auto why = suite.skip_reason(context, cases[ci], cases[ci].arms[ai])) {
         p.result.arms[ai].status = ArmStatus::skipped;
         p.result.arms[ai].reason = *why;
+      } else if (!staging_error.empty()) {
+        p.result.arms[ai].status = ArmStatus::failed;
+        p.result.arms[ai].reason = "the suite's preparation failed: " + staging_error;
       } else {
         p.runnable.push_back(static_cast<int>(ai));
       }
@@ -127,12 +134,26 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
 
 std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
   std::vector<SuiteResult> results;
-  // Run-wide staging and input checks first: bad input stops the run before anything is measured.
-  for (const Suite* suite : plan.suites) suite->prepare_run(plan.context);
+  initialize_device(plan.context.device);  // prepare_run may already ask the allocator (a batch search)
+  // Run-wide staging and input checks first: bad input stops the run before anything is measured;
+  // any other failure fails that suite's arms, and the other suites run.
+  std::map<const Suite*, std::string> staging_errors;
+  for (const Suite* suite : plan.suites) {
+    try {
+      suite->prepare_run(plan.context);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      staging_errors[suite] = error_summary(e);
+      progress.note("failed: " + suite->name() + ": preparation: " + staging_errors[suite]);
+      if (plan.verbose) progress.note(error_details(e));
+    }
+  }
   std::vector<std::vector<PlannedCase>> planned;
   int total_trials = 0;
   for (const Suite* suite : plan.suites) {
-    planned.push_back(plan_cases(*suite, plan.context));
+    const auto staging = staging_errors.find(suite);
+    planned.push_back(plan_cases(*suite, plan.context, staging == staging_errors.end() ? "" : staging->second));
     for (const auto& p : planned.back()) {
       if (plan.finished_cases.contains(p.result.name)) continue;
       total_trials += static_cast<int>(p.runnable.size()) * plan.settings.blocks;

@@ -2,6 +2,7 @@
 
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/Sleep.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
@@ -15,6 +16,8 @@ namespace {
 // load is what the kernel counts, and it differs from the nominal clock rate.
 double cuda_cycles_per_ms(const c10::Device& device) {
   constexpr std::int64_t kProbeCycles = 10'000'000;
+  // at::cuda::sleep launches on the current device's current stream (ATen/cuda/Sleep.cu).
+  c10::cuda::OptionalCUDAGuard on(device);
   auto stream = c10::cuda::getCurrentCUDAStream(device.has_index() ? device.index() : -1);
   at::cuda::CUDAEvent start(cudaEventDefault);
   at::cuda::CUDAEvent stop(cudaEventDefault);
@@ -33,6 +36,7 @@ SlowdownInjector::SlowdownInjector(const c10::Device& device, double pct, double
     : device_(device), fraction_(std::max(0.0, pct) / 100) {
   if (fraction_ > 0 && device_.is_cuda()) {
     const double delay_ms = fraction_ * warmup_step_s * 1000;
+    cuda_delay_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(delay_ms));
     cuda_cycles_ = static_cast<std::int64_t>(std::llround(delay_ms * cuda_cycles_per_ms(device_)));
   }
 }
@@ -44,7 +48,17 @@ void SlowdownInjector::before_step() {
 void SlowdownInjector::after_step() {
   if (fraction_ <= 0) return;
   if (device_.is_cuda()) {
-    if (cuda_cycles_ > 0) at::cuda::sleep(cuda_cycles_);
+    // The delay d on both sides: a spin kernel of d on the device and, once it is enqueued, a
+    // busy-wait of d on the host. A step then takes max(host, device) + d whichever side sets the
+    // pace; the kernel alone would fill the device's idle time in a launch-bound step and slow it
+    // by less than asked.
+    if (cuda_cycles_ > 0) {
+      c10::cuda::OptionalCUDAGuard on(device_);
+      at::cuda::sleep(cuda_cycles_);
+    }
+    const auto until = Clock::now() + cuda_delay_;
+    while (Clock::now() < until) {
+    }
     return;
   }
   // CPU ops are synchronous: the step's own duration is known here, so the delay scales with it.

@@ -1,5 +1,7 @@
 #include "tipbench/trial.h"
 
+#include "tipbench/device_init.h"
+
 #include "memory_probe.h"
 #include "slowdown.h"
 #include "step_profiler.h"
@@ -76,6 +78,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
                        const ArmSpec& arm, const MeasureSettings& settings, int block,
                        int position) {
   const c10::Device device = context.device;
+  initialize_device(device);  // before the memory probe's first allocator call (and in a trial process)
   detail::MemoryProbe memory(device);
   memory.begin();
   // Every arm starts from the same initial weights and inputs.
@@ -87,6 +90,11 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   auto timer = detail::make_step_timer(device, steps);
   // A no-op unless the gate-calibration knob is set (then every result records it).
   detail::SlowdownInjector slowdown(device, settings.inject_slowdown_pct, warmup.median_step_s);
+  // CUDA: the warm-up and the timer's set-up left the stream idle. One more untimed step, not
+  // waited for, keeps the device busy while the host launches the first timed step, so that
+  // step's time holds no launch latency that steady state hides (the device never waits for the
+  // host). An epoch-long step (a fixed warm-up) needs none and is not repeated for it.
+  if (device.is_cuda() && workload->fixed_warmup_steps() == 0) workload->step();
   workload->begin_measurement();
   timer->start();
   for (int i = 0; i < steps; ++i) {

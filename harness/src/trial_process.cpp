@@ -5,6 +5,9 @@
 #include "tipbench/atomic_file.h"
 #include "tipbench/registry.h"
 
+#include <ATen/core/CachingHostAllocator.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+
 #include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
@@ -99,6 +102,13 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
                {"settings", ojson(nlohmann::json(settings))},
                {"block", block},                {"position", position}};
   write_file_atomically(request, req.dump());
+  if (context.device.is_cuda()) {
+    // The child shares the device: hand back what this process's caching allocators keep from
+    // earlier trials (a largest-batch trial can leave tens of GB), as torch.cuda.empty_cache()
+    // is for "so that those can be used by other GPU applications" (notes/cuda.rst).
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    at::getHostAllocator(at::kCUDA)->empty_cache();
+  }
   const int code = run_child(self_executable, request, response, environment);
   ojson res;
   if (::access(response.c_str(), F_OK) == 0) res = read_json(response);

@@ -3,8 +3,9 @@
 # a machine with an NVIDIA driver and PyTorch but none of tipbench's build dependencies.
 #   run.sh STAGE OUTDIR [ARGS...]
 # Stages:
-#   check             tipbench env, nvidia-smi, every *_CUDA test, then a one-block smoke run of
-#                     every suite on the GPU and one of the --inject-slowdown knob
+#   check             tipbench env, nvidia-smi, every suite's first arm in a fresh process, every
+#                     *_CUDA test, then a one-block smoke run of every suite on the GPU and one
+#                     of the --inject-slowdown knob
 #   quick [SUITE...]  tipbench run --quick: every suite, or those named
 #   full SUITE...     tipbench run with the full budget, one result per suite
 #   micro [ARG...]    tipbench_micro with JSON out (default on a GPU: its CUDA rows only); ARGs go
@@ -285,6 +286,24 @@ stage_check() {
     local gpu_line
     gpu_line=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1)
     if ((rc == 0)); then result PASS nvidia-smi "$gpu_count GPU(s): $gpu_line (driver)"; else result FAIL nvidia-smi "exit $rc"; fi
+  fi
+
+  # Every suite's first arm, one short trial each in a new process where nothing has touched the
+  # device before the trial: how a fresh-process trial or a DDP follower starts. First, because it
+  # is quick and tells the most per second; each failure's first line is printed.
+  if [[ ${TIPBENCH_DEVICE:-cuda} == cuda* ]] && ((gpu_count == 0)); then
+    result SKIP fresh-arms "needs a GPU: $no_gpu"
+  elif run_step fresh-arms 300 "$tipbench" __fresh-arms "${TIPBENCH_DEVICE:-cuda}"; then
+    local totals
+    totals=$(tail -n 1 "$logs/fresh-arms.log")
+    if ((rc == 0)); then
+      result PASS fresh-arms "${secs} s: ${totals#*: }"
+    elif ((rc == 1)); then
+      result FAIL fresh-arms "${secs} s: ${totals#*: }"
+      grep '^failed ' "$logs/fresh-arms.log" | cut -c1-220 | while IFS= read -r line; do note "$line"; done
+    else
+      result FAIL fresh-arms "exit $rc in ${secs} s: $(last_error "$logs/fresh-arms.log")"
+    fi
   fi
 
   local t

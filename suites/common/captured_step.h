@@ -5,7 +5,10 @@
 // then allocates them from the graph's private pool, at fixed addresses), capture on a non-default
 // stream, and the autocast weight cache off while capturing (a cast cached outside the graph would
 // be replayed stale). The step's inputs must be static tensors: copy new data into them, never
-// rebind them. Example:
+// rebind them. Host-side state is frozen at its capture value: an optimizer whose update reads a
+// step count on the host (torch::optim::AdamW, the foreach AdamW) replays the first captured
+// step's bias correction forever; training.cpp refuses those (graph_capture_unsafe_reason), as
+// torch.optim refuses capture without capturable=True. Example:
 //   auto step = [&] { opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step(); };
 //   CapturedStep graphed(device, step, 3, [&] { opt.zero_grad(/*set_to_none=*/true); });
 //   for (...) { x.copy_(next_batch);  graphed.replay(); }

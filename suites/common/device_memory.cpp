@@ -1,5 +1,7 @@
 #include "device_memory.h"
 
+#include "tensor_extent.h"
+
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/util/Exception.h>
 #include <malloc.h>
@@ -26,6 +28,11 @@ std::int64_t device_malloc_calls(const c10::Device& device) {
 
 void to_json(nlohmann::json& j, const BatchSearch& s) {
   j = {{"largest", s.largest}, {"probes", nlohmann::json::array()}};
+  if (s.index_limit > 0) {
+    j["tensor_elements_per_sample"] = s.tensor_elements_per_sample;
+    j["index_limit"] = s.index_limit;
+  }
+  if (!s.index_limit_error.empty()) j["index_limit_error"] = s.index_limit_error;
   for (const auto& p : s.probes) {
     nlohmann::json probe = {{"batch", p.batch}, {"fits", p.fits}};
     if (!p.fits) probe["error"] = p.error;
@@ -40,8 +47,9 @@ BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attemp
     BatchProbe probe{batch, true, ""};
     try {
       attempt(batch);
-    } catch (const c10::OutOfMemoryError& e) {
-      // Recorded, and the search goes on with a smaller batch.
+    } catch (const std::exception& e) {
+      // Recorded, and the search goes on with a smaller batch: out of memory, or another refusal of
+      // a large batch (ATen's 32-bit index checks raise c10::Error before memory runs out).
       const std::string message = e.what();
       probe.fits = false;
       probe.error = message.substr(0, message.find('\n'));
@@ -89,14 +97,32 @@ BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attemp
 BatchSearch search_largest_workload_batch(const c10::Device& device,
                                           const std::function<std::unique_ptr<Workload>(std::int64_t)>& make,
                                           std::int64_t start, std::int64_t limit) {
+  auto synchronize = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : 0);
+  };
   auto attempt = [&](std::int64_t batch) {
     if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
     auto workload = make(batch);
     workload->step();
     workload->step();
-    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : 0);
+    synchronize();
   };
-  BatchSearch search = search_largest_batch(attempt, start, limit);
+  // The 32-bit index cap first; if even that small step fails, the search runs uncapped and
+  // meets the same failure at its own batches, where it is recorded.
+  std::int64_t per_sample = 0;
+  std::string extent_error;
+  try {
+    per_sample = largest_tensor_elements_per_sample(make);
+    synchronize();
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    extent_error = message.substr(0, message.find('\n'));
+  }
+  const std::int64_t index_limit = batch_limit_for_32bit_indexing(per_sample);
+  BatchSearch search = search_largest_batch(attempt, start, std::min(limit, index_limit));
+  search.tensor_elements_per_sample = per_sample;
+  search.index_limit = per_sample > 0 ? index_limit : 0;
+  search.index_limit_error = extent_error;
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
   return search;
 }

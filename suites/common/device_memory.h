@@ -32,17 +32,25 @@ std::int64_t device_malloc_calls(const c10::Device& device);
 struct BatchProbe {
   std::int64_t batch = 0;
   bool fits = false;
-  std::string error;  // the out-of-memory message (first line) when it did not fit
+  std::string error;  // why it did not fit (the error's first line): out of memory, or any other failure
 };
 
 struct BatchSearch {
   std::int64_t largest = 0;        // the largest batch that fitted; 0 when none did
   std::vector<BatchProbe> probes;  // in the order tried
+  // The workload search only: the largest tensor's elements per sample (measured) and the batch
+  // above which a tensor would pass 2^31 - 1 elements, which the search never tries (0: not measured).
+  std::int64_t tensor_elements_per_sample = 0;
+  std::int64_t index_limit = 0;
+  std::string index_limit_error;  // why that measurement failed (the search then ran uncapped)
 };
 void to_json(nlohmann::json& j, const BatchSearch& s);
 
-// attempt(b) runs the workload at batch b and throws c10::OutOfMemoryError when it does not fit
-// (any other exception propagates: it is a bug, not a size limit). The search halves from
+// attempt(b) runs the workload at batch b and throws when it does not fit. Any exception counts as
+// "does not fit", its first line kept in the probe: out of memory, but also what else large
+// batches raise before memory runs out (a kernel's 32-bit index refusing a tensor, a cuDNN or
+// cuBLAS failure); a workload broken at every batch ends with largest 0 and its reason in the
+// probes (not an exception), and fails its own arm only. The search halves from
 // `start` until a batch fits, doubles until one does not or `limit` is passed, then bisects
 // until the gap between the largest fit and the smallest failure is at most 1/16 of the fit.
 BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attempt, std::int64_t start,
@@ -51,7 +59,9 @@ BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attemp
 // The search above for a workload on a CUDA device: each attempt empties the allocator's cache,
 // builds the workload at the batch and runs two steps (the second with optimizer state in
 // place), then synchronizes, so an out-of-memory error surfaces inside the attempt. The cache is
-// emptied again at the end, so the trials that follow start from a clean allocator.
+// emptied again at the end, so the trials that follow start from a clean allocator. `limit` is
+// lowered to the batch whose largest tensor stays within 2^31 - 1 elements (tensor_extent.h),
+// measured first (if that fails, the search runs uncapped and the reason is kept).
 BatchSearch search_largest_workload_batch(const c10::Device& device,
                                           const std::function<std::unique_ptr<Workload>(std::int64_t)>& make,
                                           std::int64_t start, std::int64_t limit);

@@ -20,7 +20,8 @@ CaseSpec largest_batch_case(const std::string& model, std::vector<ArmSpec> arms)
 bool is_largest_batch_case(const CaseSpec& c) { return level(c.params, "batch") == kLargest; }
 
 void LargestBatchCases::search_all(const Suite& suite, const SuiteContext& context) const {
-  if (!context.device.is_cuda()) return;
+  // The suite's skip_reason keeps this to CUDA (largest_batch_search_unavailable). A search never
+  // throws (a failed probe is "does not fit"), so one arm's trouble stays in that arm's case.
   for (const auto& c : suite.cases(context)) {
     if (!is_largest_batch_case(c)) continue;
     for (const auto& arm : c.arms) {
@@ -33,7 +34,8 @@ std::unique_ptr<Workload> LargestBatchCases::prepare(const Suite& suite, const S
                                                      const CaseSpec& c, const ArmSpec& arm) const {
   const BatchSearch found = search(suite, context, c, arm);
   if (found.largest == 0) {
-    throw std::runtime_error(fmt::format("{}: not even batch 1 fits", arm_name(suite.name(), c, arm)));
+    const std::string why = found.probes.empty() ? "" : ": " + found.probes.back().error;
+    throw std::runtime_error(fmt::format("{}: not even batch 1 fits{}", arm_name(suite.name(), c, arm), why));
   }
   return with_info(make_at_(context, c, arm, found.largest), {{"largest_batch_search", found}});
 }

@@ -32,10 +32,13 @@ class LargestBatchCases {
                                                          std::int64_t batch)>;
   explicit LargestBatchCases(MakeAt make_at) : make_at_(std::move(make_at)) {}
 
-  // CUDA only: searches every arm of `suite`'s largest-batch cases that the suite does not skip.
+  // Searches every arm of `suite`'s largest-batch cases that the suite does not skip (its
+  // skip_reason keeps the search to CUDA). Never throws for a failed search: that arm's trial
+  // fails with the reason, the other cases run.
   void search_all(const Suite& suite, const SuiteContext& context) const;
   // The arm's workload at its largest batch, the search recorded in its info
-  // ("largest_batch_search"); std::runtime_error when not even batch 1 fits.
+  // ("largest_batch_search"); std::runtime_error when not even batch 1 fits (with the last
+  // probe's error), which fails only this arm.
   std::unique_ptr<Workload> prepare(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const;
 

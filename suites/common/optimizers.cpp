@@ -211,6 +211,15 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(OptimizerChoice choice, 
   return std::make_unique<ForeachAdamW>(std::move(params), s, fused);
 }
 
+std::optional<std::string> graph_capture_unsafe_reason(OptimizerChoice choice) {
+  if (choice.kind != OptimizerKind::adamw || choice.impl == OptimizerImpl::fused) return std::nullopt;
+  return fmt::format(
+      "use the {} AdamW step: its bias correction comes from a step count on the host, which the graph "
+      "would freeze at its capture value (torch.optim.AdamW needs capturable=True, a step count on the "
+      "device, as the fused AdamW keeps it)",
+      optimizer_impl_name(choice.impl));
+}
+
 std::optional<std::string> optimizer_unsupported_reason(const c10::Device& device, OptimizerChoice choice) {
   if (choice.impl != OptimizerImpl::fused) return std::nullopt;
   static std::mutex mutex;

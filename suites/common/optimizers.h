@@ -44,6 +44,15 @@ OptimizerImpl parse_optimizer_impl(const std::string& name);
 // must be on one device and of one dtype (what the foreach and fused kernels group by).
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(OptimizerChoice choice, std::vector<torch::Tensor> params);
 
+// Why a step of `choice` would be wrong inside a captured CUDA graph; nullopt when it is safe.
+// The loop and foreach AdamW take bias correction from a step count kept on the host, which a
+// graph freezes at its capture value: every replay would use the same correction. Python's
+// torch.optim.AdamW refuses capture unless capturable=True, which keeps the count in a device
+// tensor (torch/optim/adam.py `_cuda_graph_capture_health_check`, `_single_tensor_adam`'s
+// capturable branch); the fused AdamW here does that (a float32 step tensor per parameter,
+// incremented on the device), and SGD has no step count.
+std::optional<std::string> graph_capture_unsafe_reason(OptimizerChoice choice);
+
 // Why `impl` of `kind` cannot step float parameters on `device` in this LibTorch (the fused
 // kernels are a fact of the build: tried once per device type and kind); nullopt when it can.
 std::optional<std::string> optimizer_unsupported_reason(const c10::Device& device, OptimizerChoice choice);

@@ -33,6 +33,7 @@ void check_capturable(const TrainingSpec& spec) {
   if (spec.step_tensors != StepTensors::staged) refuse("make new tensors every step");
   if (spec.loss_read_every) refuse("keep the loss (read it from the static loss tensor instead)");
   if (spec.precision == Precision::fp16) refuse("use the fp16 loss scaler (it synchronizes to skip steps)");
+  if (auto why = graph_capture_unsafe_reason(spec.optimizer)) refuse(*why);
 }
 
 class TrainingWorkload final : public Workload {

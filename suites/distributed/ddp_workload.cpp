@@ -28,16 +28,12 @@ class DdpWorkload final : public Workload {
     module_->to(device_);
     module_->train();
     guarded([&] {
-      // Like DDP's constructor: every rank starts from rank 0's weights.
-      std::vector<at::Tensor> tensors;
-      for (auto& p : module_->parameters()) tensors.push_back(p.data());
-      for (auto& t : tensors) {
-        std::vector<at::Tensor> one{t};
-        session_.gradients().broadcast(one)->wait();
-      }
+      // DistributedDataParallel(module): rank 0's parameters and buffers, the Reducer.
+      ddp_ = std::make_unique<DdpReducer>(*module_, session_.gradient_group(), spec.ddp);
     });
-    reducer_ = std::make_unique<BucketReducer>(module_->parameters(), session_.gradients(),
-                                               session_.world_size(), spec.buckets);
+    // Backward's compute ends at the last gradient; what follows until backward returns is the
+    // all-reduce that backward did not hide, and the copy out of the buckets.
+    ddp_->on_last_gradient([this] { phases_.mark(StepPhases::backward_done); });
     optimizer_ = std::make_unique<torch::optim::SGD>(module_->parameters(),
                                                      torch::optim::SGDOptions(0.01).momentum(0.9));
     // One global batch, identical on every rank (same seed); each rank trains on its slice.
@@ -62,10 +58,13 @@ class DdpWorkload final : public Workload {
     }
     phases_.mark(StepPhases::start);
     optimizer_->zero_grad(true);
-    auto loss = torch::nn::functional::cross_entropy(model_.forward(images_), labels_);
-    loss.backward();
-    phases_.mark(StepPhases::backward_done);
-    guarded([&] { reducer_->finish(); });
+    guarded([&] { ddp_->before_forward(); });  // buffers broadcast from rank 0
+    auto out = model_.forward(images_);
+    ddp_->after_forward();
+    auto loss = torch::nn::functional::cross_entropy(out, labels_);
+    // Returns once the reducer's final callback has waited for every bucket's all-reduce and
+    // written the averaged gradients into .grad().
+    guarded([&] { loss.backward(); });
     phases_.mark(StepPhases::gradients_ready);
     optimizer_->step();
     phases_.mark(StepPhases::end);
@@ -81,16 +80,24 @@ class DdpWorkload final : public Workload {
   }
 
   nlohmann::json info() const override {
-    return {{"model", spec_.training.model},
-            {"batch_per_rank", spec_.training.batch_size},
-            {"world_size", session_.world_size()},
-            {"backend", session_.backend_name()},
-            {"launcher", session_.env().launcher},
-            {"overlap", spec_.buckets.overlap},
-            {"bucket_mb", spec_.buckets.bucket_mb},
-            {"buckets", reducer_->bucket_count()},
-            {"gradient_mb", static_cast<double>(reducer_->gradient_bytes()) / (1024.0 * 1024.0)},
-            {"intra_op_threads_per_rank", torch::get_num_threads()}};
+    constexpr double kMiB = 1024.0 * 1024.0;
+    nlohmann::json out = {{"model", spec_.training.model},
+                          {"batch_per_rank", spec_.training.batch_size},
+                          {"world_size", session_.world_size()},
+                          {"backend", session_.backend_name()},
+                          {"launcher", session_.env().launcher},
+                          {"ddp", "c10d::Reducer"},
+                          {"overlap", spec_.ddp.overlap},
+                          {"broadcast_buffers", spec_.ddp.broadcast_buffers},
+                          {"buckets", ddp_->buckets().size()},
+                          {"gradient_mb", static_cast<double>(ddp_->gradient_bytes()) / kMiB},
+                          {"intra_op_threads_per_rank", torch::get_num_threads()}};
+    if (spec_.ddp.overlap) {  // without overlap the one bucket has no limit
+      const auto limits = ddp_->bucket_size_limits();
+      out["first_bucket_mb"] = static_cast<double>(limits.at(0)) / kMiB;
+      out["bucket_mb"] = static_cast<double>(limits.at(1)) / kMiB;
+    }
+    return out;
   }
 
   // This rank's figures, and on rank 0 every rank's: rank<r>_step_ms, rank<r>_comm_share,
@@ -125,8 +132,13 @@ class DdpWorkload final : public Workload {
   }
 
   // A failed collective ends the whole run (the group cannot go on without the rank), naming it.
+  // Alone (world size 1) there is no group to lose: the error fails the arm like any other.
   template <typename F>
   void guarded(F&& f) {
+    if (session_.world_size() == 1) {
+      f();
+      return;
+    }
     try {
       f();
     } catch (const std::exception& e) {
@@ -139,7 +151,7 @@ class DdpWorkload final : public Workload {
   c10::Device device_;
   torch::nn::AnyModule model_;
   std::shared_ptr<torch::nn::Module> module_;
-  std::unique_ptr<BucketReducer> reducer_;
+  std::unique_ptr<DdpReducer> ddp_;
   std::unique_ptr<torch::optim::SGD> optimizer_;
   torch::Tensor images_, labels_;
   StepPhases phases_;

@@ -1,15 +1,16 @@
 // The `ddp` and `ddp_no_overlap` arms: one rank's share of a data-parallel training step. Every
-// rank builds the same model (same seed; rank 0's weights are broadcast anyway, as PyTorch's DDP
-// does), trains on its slice of one global batch (world size x per-rank batch) and averages the
-// gradients through a BucketReducer. On rank 0 (the leader, which runs the harness) every call
-// is first sent to the followers, so the whole group runs each warm-up and timed step together.
-// BatchNorm buffers stay per rank (DDP's broadcast_buffers=false).
+// rank builds the same model (same seed; rank 0's parameters and buffers are broadcast anyway,
+// as PyTorch's DDP does), trains on its slice of one global batch (world size x per-rank batch)
+// and averages the gradients through PyTorch's own DDP machinery (DdpReducer: c10d::Reducer with
+// DDP's defaults, buffers broadcast from rank 0 before every forward). On rank 0 (the leader,
+// which runs the harness) every call is first sent to the followers, so the whole group runs
+// each warm-up and timed step together.
 // Example:
-//   auto w = make_ddp_workload(context, c, arm, {.training = spec, .buckets = {.overlap = true}});
+//   auto w = make_ddp_workload(context, c, arm, {.training = spec, .ddp = {.overlap = true}});
 #pragma once
 
 #include "common/training.h"
-#include "distributed/bucket_reducer.h"
+#include "distributed/ddp_reducer.h"
 #include "tipbench/suite.h"
 
 #include <memory>
@@ -18,7 +19,7 @@ namespace tipbench::distributed {
 
 struct DdpSpec {
   suites::TrainingSpec training;  // model and per-rank batch
-  BucketOptions buckets;
+  DdpOptions ddp;
 };
 
 // The message that makes every follower prepare the same case and arm.

@@ -1,6 +1,9 @@
-// The `dp` arm: torch::nn::parallel::data_parallel over every visible GPU, one process driving
-// them all (the module is replicated to each GPU on every call, the batch scattered, the outputs
-// gathered on cuda:0). Per-device batch B, so the step trains on B x GPUs samples.
+// The `dp` arm: nn.DataParallel over every visible GPU, one process driving them all: the batch
+// scattered, the module's parameters and buffers broadcast to replicas made once (as
+// torch/nn/parallel/replicate.py does; not LibTorch's data_parallel, which deep-clones and
+// re-initialises the module every call), the replicas run in parallel threads, the outputs
+// gathered on cuda:0, gradients reduced back onto cuda:0. Per-device batch B, so the step trains
+// on B x GPUs samples. Needs at least 2 GPUs.
 // Example:
 //   auto w = make_dp_workload(context, spec);   // spec.batch_size = per-device batch
 #pragma once

@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <chrono>
 #include <string>
 
 namespace tipbench::distributed {
@@ -18,9 +19,10 @@ namespace tipbench::distributed {
 c10::intrusive_ptr<c10d::Backend> make_gloo_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                   int world_size, const std::string& master_addr);
 
-// NCCL on CUDA device `device_index` (made current first, as NCCL requires). Throws
-// std::runtime_error when this build has no NCCL support.
+// NCCL on CUDA device `device_index` (made current first, as NCCL requires), each collective
+// bounded by `timeout`. Throws std::runtime_error when this build has no NCCL support.
 c10::intrusive_ptr<c10d::Backend> make_nccl_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                  int world_size, c10::DeviceIndex device_index);
+                                                  int world_size, c10::DeviceIndex device_index,
+                                                  std::chrono::milliseconds timeout);
 
 }  // namespace tipbench::distributed

@@ -2,6 +2,7 @@
 // nvidia-nccl wheel's nccl.h is found; without it the factory reports that clearly at run time.
 #include "distributed/groups.h"
 
+#include <chrono>
 #include <stdexcept>
 
 #ifdef TIPBENCH_HAVE_NCCL
@@ -15,12 +16,19 @@
 namespace tipbench::distributed {
 
 c10::intrusive_ptr<c10d::Backend> make_nccl_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                  int world_size, c10::DeviceIndex device_index) {
+                                                  int world_size, c10::DeviceIndex device_index,
+                                                  std::chrono::milliseconds timeout) {
 #ifdef TIPBENCH_HAVE_NCCL
   c10::cuda::set_device(device_index);  // before the communicator is made
   auto options = c10d::ProcessGroupNCCL::Options::create();
+  // The gradient group's bound on a collective, as the Gloo groups have it (not NCCL's default
+  // 10 minutes). Blocking wait stays off (TORCH_NCCL_BLOCKING_WAIT): wait() only orders the
+  // streams, so the all-reduce still overlaps backward; a collective past the timeout is aborted
+  // by ProcessGroupNCCL's watchdog, which ends the process (docs/distributed.md).
+  options->timeout = timeout;
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world_size, options);
 #else
+  (void)store, (void)rank, (void)world_size, (void)device_index, (void)timeout;
   throw std::runtime_error("this tipbench build has no NCCL support (nccl.h was not found at configure time)");
 #endif
 }

@@ -1,6 +1,7 @@
 #include "distributed/session.h"
 
 #include "distributed/groups.h"
+#include "tipbench/device_init.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/result.h"
@@ -10,6 +11,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <ATen/ATen.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -96,6 +98,7 @@ Session& Session::start(const RankEnv& env, const c10::Device& device) {
   if (session) throw std::logic_error("the distributed session is started twice");
   c10::Device rank_device = device.is_cuda() ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank))
                                              : c10::Device(c10::kCPU);
+  initialize_device(rank_device);  // a follower's first allocator call must find CUDA initialised
   quiet_c10d_warnings();
   session.reset(new Session(env, rank_device));
   session->connect();
@@ -110,14 +113,18 @@ Session& Session::current_or_solo(const c10::Device& device) {
   auto& session = the_session();
   RankEnv solo;
   solo.launcher = "none";
-  session.reset(new Session(solo, device));
+  // "cuda" without an index means the current device, as a tensor's device does.
+  const c10::Device solo_device =
+      device.is_cuda() && !device.has_index() ? c10::Device(c10::kCUDA, c10::cuda::current_device()) : device;
+  initialize_device(solo_device);
+  session.reset(new Session(solo, solo_device));
   auto store = c10::make_intrusive<c10d::HashStore>();
   session->store_ = store;
   session->control_ = make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store), 0, 1, "127.0.0.1");
-  session->gradients_ =
-      device.is_cuda()
-          ? make_nccl_group(c10::make_intrusive<c10d::PrefixStore>("grads", store), 0, 1, device.index())
-          : make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("grads", store), 0, 1, "127.0.0.1");
+  const auto grads = c10::make_intrusive<c10d::PrefixStore>("grads", store);
+  session->gradients_ = solo_device.is_cuda() ? make_nccl_group(grads, 0, 1, solo_device.index(), kCollectiveTimeout)
+                                              : make_gloo_group(grads, 0, 1, "127.0.0.1");
+  session->make_gradient_group(grads);
   session->command_ = at::zeros({2}, at::kLong);
   return *session;
 }
@@ -131,15 +138,24 @@ void Session::connect() {
                              env_.world_size, env_.master_addr);
   // Followers wait on commands while the leader runs other arms: no collective timeout there.
   control_->setTimeout(std::chrono::hours(24 * 7));
-  gradients_ = device_.is_cuda()
-                   ? make_nccl_group(c10::make_intrusive<c10d::PrefixStore>("grads", store_), env_.rank,
-                                     env_.world_size, device_.index())
-                   : make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("grads", store_), env_.rank,
-                                     env_.world_size, env_.master_addr);
+  const auto grads = c10::make_intrusive<c10d::PrefixStore>("grads", store_);
+  gradients_ = device_.is_cuda() ? make_nccl_group(grads, env_.rank, env_.world_size, device_.index(), kCollectiveTimeout)
+                                 : make_gloo_group(grads, env_.rank, env_.world_size, env_.master_addr);
+  make_gradient_group(grads);
   command_ = at::zeros({2}, at::kLong);
   watchdog_store_->set(fmt::format("hb/{}", env_.rank), std::string("0 0"));
   control_->barrier()->wait();  // every rank is in and has a heartbeat key
   if (env_.world_size > 1) watchdog_ = std::thread([this] { watch(); });
+}
+
+// What torch.distributed's _new_process_group_helper does with one backend: a ProcessGroup over
+// the same store, the backend registered for the device type it serves and made the default.
+void Session::make_gradient_group(const c10::intrusive_ptr<c10d::Store>& store) {
+  using Type = c10d::ProcessGroup::BackendType;
+  const Type type = device_.is_cuda() ? Type::NCCL : Type::GLOO;
+  gradient_group_ = c10::make_intrusive<c10d::ProcessGroup>(store, env_.rank, env_.world_size);
+  gradient_group_->setBackend(device_.type(), type, gradients_);
+  gradient_group_->setDefaultBackend(type);
 }
 
 void Session::send(Op op, const std::string& payload) {

@@ -4,7 +4,7 @@
 // run on the first ddp trial). Example:
 //   auto& s = Session::start(*rank_env, device);             // every rank
 //   if (s.leader()) s.send(Op::step); else auto [op, payload] = s.receive();
-//   s.gradients().allreduce(tensors)->wait();
+//   DdpReducer ddp(*module, s.gradient_group(), {});        // PyTorch's DDP on the gradient group
 //
 // Failure model: a rank that dies or stops (SIGSTOP, a hung node) stops updating its heartbeat;
 // within kStaleAfter the others print "rank R stopped responding ..." and exit with
@@ -17,6 +17,7 @@
 
 #include <c10/core/Device.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <atomic>
@@ -60,7 +61,10 @@ class Session {
   const c10::Device& device() const { return device_; }
   std::string backend_name() const { return gradients_->getBackendName(); }
 
-  c10d::Backend& gradients() { return *gradients_; }
+  // The gradient backend (NCCL on CUDA, Gloo on the CPU) as the ProcessGroup that c10d::Reducer
+  // and c10d's collectives take, registered for this rank's device type as
+  // torch.distributed.init_process_group registers its backend.
+  const c10::intrusive_ptr<c10d::ProcessGroup>& gradient_group() const { return gradient_group_; }
 
   // Leader: sends a command (and its payload) to every follower. Asynchronous: the broadcast
   // completes while the leader already runs the step.
@@ -88,6 +92,7 @@ class Session {
  private:
   Session(RankEnv env, c10::Device device);
   void connect();
+  void make_gradient_group(const c10::intrusive_ptr<c10d::Store>& store);
   void watch();
   [[noreturn]] void fail(const std::string& message);
   [[noreturn]] void lost_store(const std::exception& e);
@@ -96,6 +101,7 @@ class Session {
   c10::Device device_;
   c10::intrusive_ptr<c10d::Store> store_, watchdog_store_;
   c10::intrusive_ptr<c10d::Backend> control_, gradients_;
+  c10::intrusive_ptr<c10d::ProcessGroup> gradient_group_;
   c10::intrusive_ptr<c10d::Work> last_command_;
   at::Tensor command_;
   std::int64_t seq_ = 0;

@@ -1,18 +1,53 @@
 #include "distributed/step_phases.h"
 
+#include "tipbench/cuda_event_pool.h"
+
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <deque>
+
 namespace tipbench::distributed {
 
-// One event per mark per timed step; elapsed times are read after the harness's final sync.
+namespace {
+// Steps whose events may be pending at once before any is read back: the host runs at most a
+// few steps ahead of the device (the launch queue), so the pool rarely grows past this.
+constexpr int kReservedSteps = 16;
+}  // namespace
+
+// One event per mark per step, from the pool; a step's elapsed times are added to the totals
+// once its end event has completed, and its events go back to the pool.
 struct StepPhases::CudaEvents {
-  std::vector<std::array<std::unique_ptr<at::cuda::CUDAEvent>, kMarks>> steps;
-  std::array<std::unique_ptr<at::cuda::CUDAEvent>, kMarks> current;
+  explicit CudaEvents(c10::DeviceIndex device) : pool(device, kReservedSteps * kMarks) {}
+  using Step = std::array<std::unique_ptr<at::cuda::CUDAEvent>, kMarks>;
+
+  void read_back(bool wait) {
+    while (!pending.empty()) {
+      Step& s = pending.front();
+      if (wait) {
+        s[end]->synchronize();
+      } else if (!s[end]->query()) {
+        break;  // later steps finish later: they are on the same stream
+      }
+      ++done.steps;
+      done.step_ms += s[start]->elapsed_time(*s[end]);
+      done.comm_ms += s[backward_done]->elapsed_time(*s[gradients_ready]);
+      release(s);
+      pending.pop_front();
+    }
+  }
+  void release(Step& s) {
+    for (auto& e : s) pool.give_back(std::move(e));
+  }
+
+  CudaEventPool pool;
+  Step current;
+  std::deque<Step> pending;
+  Totals done;
 };
 
 StepPhases::StepPhases(const c10::Device& device) : device_(device) {
-  if (device_.is_cuda()) cuda_ = std::make_unique<CudaEvents>();
+  if (device_.is_cuda()) cuda_ = std::make_unique<CudaEvents>(device_.index());
 }
 
 StepPhases::~StepPhases() = default;
@@ -22,14 +57,18 @@ void StepPhases::mark(Mark m) {
     now_[m] = std::chrono::steady_clock::now();
     return;
   }
-  auto event = std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault);  // timing-enabled
+  auto& event = cuda_->current[m];
+  if (!event) event = cuda_->pool.take();
+  // On the backward thread, autograd has made the forward's stream current (the engine's
+  // stream guard): the same stream as the main thread's marks.
   event->record(c10::cuda::getCurrentCUDAStream(device_.index()));
-  cuda_->current[m] = std::move(event);
 }
 
 void StepPhases::next_step() {
   if (cuda_) {
-    cuda_->steps.push_back(std::move(cuda_->current));
+    cuda_->pending.push_back(std::move(cuda_->current));
+    cuda_->current = {};
+    cuda_->read_back(/*wait=*/false);
     return;
   }
   using ms = std::chrono::duration<double, std::milli>;
@@ -40,19 +79,16 @@ void StepPhases::next_step() {
 
 void StepPhases::clear() {
   host_ = {};
-  if (cuda_) cuda_->steps.clear();
+  if (!cuda_) return;
+  for (auto& s : cuda_->pending) cuda_->release(s);  // warm-up steps: not counted
+  cuda_->pending.clear();
+  cuda_->done = {};
 }
 
 StepPhases::Totals StepPhases::totals_ms() const {
   if (!cuda_) return host_;
-  Totals t;
-  for (const auto& s : cuda_->steps) {
-    s[end]->synchronize();
-    ++t.steps;
-    t.step_ms += s[start]->elapsed_time(*s[end]);
-    t.comm_ms += s[backward_done]->elapsed_time(*s[gradients_ready]);
-  }
-  return t;
+  cuda_->read_back(/*wait=*/true);
+  return cuda_->done;
 }
 
 }  // namespace tipbench::distributed

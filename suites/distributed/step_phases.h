@@ -1,8 +1,9 @@
 // Where a data-parallel step spends its time, per rank: the whole step and the exposed
-// communication (from the end of backward until the averaged gradients are ready, i.e. the
-// all-reduce time that backward did not hide). The host clock on a CPU; CUDA events on a GPU,
-// read only when the totals are asked for (after the harness has synchronised), so timing
-// never synchronises inside a step. Example:
+// communication (from the moment backward has produced the last gradient until the averaged
+// gradients are back in .grad(), i.e. the all-reduce time that backward did not hide, and the
+// copy out of the buckets). The host clock on a CPU; CUDA events on a GPU, taken from a pool
+// made before the timed steps and read back as they complete, so timing neither creates events
+// nor synchronises inside a step. Example:
 //   phases.mark(StepPhases::start); ...; phases.mark(StepPhases::end); phases.next_step();
 #pragma once
 
@@ -26,6 +27,8 @@ class StepPhases {
 
   explicit StepPhases(const c10::Device& device);
   ~StepPhases();
+  // May be called from autograd's backward thread (backward_done), between the main thread's
+  // start and gradients_ready marks.
   void mark(Mark m);
   void next_step();
   void clear();  // the timed steps begin

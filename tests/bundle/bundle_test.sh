@@ -53,6 +53,7 @@ if ((gpus == 0)); then
   grep -Eq '^SKIP +cuda-test_' "$summary" || fail "no CUDA test reported skipped"
   grep -E '^(PASS|FAIL) +(cuda-|smoke-|slowdown)' "$summary" && fail "a CUDA step was not skipped without a GPU"
   grep -Eq '^SKIP +smoke-zero_grad +needs a GPU: ' "$summary" || fail "the smoke runs do not say why they were skipped"
+  grep -Eq '^SKIP +fresh-arms +needs a GPU: ' "$summary" || fail "the fresh-process arms do not say why they were skipped"
   grep -Eq '^PASS +env ' "$summary" || fail "tipbench env did not pass"
 fi
 

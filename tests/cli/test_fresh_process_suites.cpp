@@ -1,7 +1,8 @@
 // Suites with process-wide knobs, end to end with the real binary: the allocator suite's trials
 // run under the allocator their arm preloads (read back from the trial process's own memory map),
 // and the glibc arm clears a preload the parent process was started with; debug_apis's profiler
-// arm and --profile share a run.
+// arm and --profile share a run. And the device bundle's fresh-arms check (`tipbench
+// __fresh-arms`), rehearsed on the CPU: one line per suite, ok / skipped with the reason.
 #include "tipbench/exit_codes.h"
 #include "tipbench/result.h"
 
@@ -85,6 +86,24 @@ TEST(FreshProcessSuites, ProfileBesideAnArmThatProfilesItself) {
       EXPECT_TRUE(std::filesystem::exists(arm.profile->trace_file)) << arm.profile->trace_file;
     }
   }
+}
+
+// run.sh check's `fresh-arms` step on the CPU: each suite's first runnable arm in its own trial
+// process, one line per suite, the totals last; a suite that cannot run here says why.
+TEST(FreshProcessSuites, TheBundlesFreshArmCheckRunsEachSuitesFirstArmInAChild) {
+  const auto dir = tipbench::testing::fresh_scratch_dir("fresh_arms");
+  const auto o = tipbench::testing::run_child({TIPBENCH_BINARY, "__fresh-arms", "cpu", "zero_grad", "tf32", "inplace"},
+                                              dir / "out.txt", dir / "err.txt");
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.out << o.err;
+  EXPECT_TRUE(contains(o.out, "ok       zero_grad/model:small_cnn/")) << o.out;
+  EXPECT_TRUE(contains(o.out, "ok       inplace/model:small_cnn/")) << o.out;
+  EXPECT_TRUE(contains(o.out, "skipped  tf32: ")) << o.out;
+  EXPECT_TRUE(contains(o.out, "fresh arms on cpu: 2 ok, 1 skipped, 0 failed")) << o.out;
+  const auto bad = tipbench::testing::run_child({TIPBENCH_BINARY, "__fresh-arms", "cpu", "no_such_suite"},
+                                                dir / "out2.txt", dir / "err2.txt");
+  EXPECT_EQ(bad.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(bad.err, "unknown suite 'no_such_suite'")) << bad.err;
+  tipbench::testing::remove_tree(dir);
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 // The batch_size suite's pieces: the warm-up + cosine LR curve at known points and as a
-// torch::optim::LRScheduler per parameter group; the linear scaling rule; the out-of-memory
-// batch search (an OOM is caught, recorded, and the search goes on); the learnable dataset and
-// the time-to-accuracy workload (it learns, and reports its curve).
-#include "common/device_memory.h"
+// torch::optim::LRScheduler per parameter group; the linear scaling rule; the learnable dataset
+// and the time-to-accuracy workload (it learns, and reports its curve). The largest-batch search
+// is in test_largest_batch.cpp.
 #include "common/learnable_data.h"
 #include "common/lr_schedule.h"
 #include "common/time_to_accuracy.h"
@@ -72,45 +71,6 @@ TEST(WarmupCosineLR, DrivesEveryParameterGroupFromItsOwnPeak) {
     optimizer.step();
     scheduler.step();
   }
-}
-
-// An attempt that runs out of memory above `capacity`, as the CUDA caching allocator does.
-std::function<void(std::int64_t)> fake_device(std::int64_t capacity, int* calls = nullptr) {
-  return [=](std::int64_t batch) {
-    if (calls) ++*calls;
-    TORCH_CHECK_WITH(OutOfMemoryError, batch <= capacity, "CUDA out of memory. Tried to allocate ", batch, " MiB");
-  };
-}
-
-TEST(BatchSearch, FindsTheLargestFitAfterCatchingOutOfMemory) {
-  const auto search = s::search_largest_batch(fake_device(300), /*start=*/32, /*limit=*/1 << 16);
-  EXPECT_LE(search.largest, 300);
-  EXPECT_GE(search.largest, 300 - 300 / 16);
-  int ooms = 0;
-  for (const auto& p : search.probes) {
-    EXPECT_EQ(p.fits, p.batch <= 300) << p.batch;
-    if (!p.fits) {
-      ++ooms;
-      EXPECT_NE(p.error.find("out of memory"), std::string::npos) << p.error;
-    }
-  }
-  EXPECT_GE(ooms, 2) << "the search goes on after the first out-of-memory";
-  EXPECT_EQ(search.probes.front().batch, 32);
-  EXPECT_EQ(search.probes[4].batch, 512);  // 32, 64, 128, 256 fit, 512 does not
-}
-
-TEST(BatchSearch, HalvesWhenTheStartDoesNotFitAndStopsAtTheLimit) {
-  EXPECT_EQ(s::search_largest_batch(fake_device(20), 256, 4096).largest, 20);  // 256..32 fail, 16 fits, bisect
-  EXPECT_EQ(s::search_largest_batch(fake_device(0), 8, 4096).largest, 0);
-  int calls = 0;
-  const auto capped = s::search_largest_batch(fake_device(1 << 20, &calls), 64, 1000);
-  EXPECT_EQ(capped.largest, 1000);
-  EXPECT_EQ(calls, 5);  // 64, 128, 256, 512, 1000: nothing above the limit is tried
-}
-
-TEST(BatchSearch, OtherErrorsAreNotMistakenForASizeLimit) {
-  auto broken = [](std::int64_t) { throw std::runtime_error("shape mismatch"); };
-  EXPECT_THROW(s::search_largest_batch(broken, 32, 1024), std::runtime_error);
 }
 
 TEST(LearnableData, IsDeterministicAndShaped) {

@@ -148,6 +148,15 @@ TEST(CudaGraphsSuite, WhatAGraphCannotCaptureIsRefusedWithTheReason) {
   auto logged = base;
   logged.loss_read_every = 1;
   EXPECT_TRUE(contains(refused(logged), "keep the loss"));
+  // AdamW's bias correction from a host step count would be frozen at its capture value.
+  for (const auto impl : {s::OptimizerImpl::loop, s::OptimizerImpl::foreach}) {
+    auto adamw = base;
+    adamw.optimizer = {s::OptimizerKind::adamw, impl};
+    EXPECT_TRUE(contains(refused(adamw), "step count on the host")) << refused(adamw);
+  }
+  auto fused_adamw = base;
+  fused_adamw.optimizer = {s::OptimizerKind::adamw, s::OptimizerImpl::fused};
+  EXPECT_TRUE(contains(refused(fused_adamw), "nothing to capture on a cpu")) << "its step count lives on the device";
   EXPECT_TRUE(contains(refused(base), "nothing to capture on a cpu"));  // capturable, but not on a CPU
 }
 

@@ -1,7 +1,8 @@
 // The runner with suites of the test's own (never registered): a failing arm is recorded with a
 // one-line reason (its backtrace only under verbose), an invalid trial makes its arm `invalid`
-// and keeps it out of the comparisons, a resumed run takes its finished cases as they are, and a
-// trial environment is refused for an in-process suite.
+// and keeps it out of the comparisons, a resumed run takes its finished cases as they are, a
+// suite whose preparation fails fails only its own arms, and a trial environment is refused for
+// an in-process suite.
 #include "tipbench/runner.h"
 
 #include <c10/util/Exception.h>
@@ -184,6 +185,57 @@ TEST(Runner, FinishedCasesAreTakenAsTheyAreAndEveryMeasuredCaseIsReported) {
   EXPECT_EQ(cases[1].arms.at(0).reason, "measured before the interruption");
   EXPECT_EQ(seen, (std::vector<std::vector<std::string>>{
                       {"scripted/model:a"}, {"scripted/model:a", "scripted/model:b", "scripted/model:c"}}));
+}
+
+// A suite whose run-wide preparation fails (other than for bad input) fails its own arms with the
+// reason; the other suites of the run are measured. Bad input still stops the whole run.
+class SuiteWhosePreparationFails final : public tipbench::Suite {
+ public:
+  explicit SuiteWhosePreparationFails(bool input_error) : input_error_(input_error) {}
+  std::string name() const override { return "unprepared"; }
+  std::string description() const override { return "its prepare_run throws"; }
+  std::vector<CaseSpec> cases(const SuiteContext&) const override {
+    return {{{{"model", "m"}}, {{"base", {}}, {"treated", {}}, {"never", {}}}}};
+  }
+  std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec&, const ArmSpec& arm) const override {
+    if (arm.name == "never") return "not on this device";
+    return std::nullopt;
+  }
+  void prepare_run(const SuiteContext&) const override {
+    if (input_error_) throw tipbench::InputError("the dataset folder is empty");
+    TORCH_CHECK(false, "integer out of range");
+  }
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm) const override {
+    ADD_FAILURE() << "an arm of a suite whose preparation failed was prepared";
+    return std::make_unique<ScriptedWorkload>(arm.name);
+  }
+
+ private:
+  bool input_error_;
+};
+
+TEST(Runner, AFailedPreparationFailsOnlyThatSuitesArms) {
+  const SuiteWhosePreparationFails unprepared(/*input_error=*/false);
+  const ScriptedSuite fine({"ok", "ok2"}, {"m"});
+  auto plan = tiny_plan(fine, 1);
+  plan.suites = {&unprepared, &fine};
+  const RunOutcome r = run(plan);
+  ASSERT_EQ(r.suites.size(), 2u);
+  const auto& c = r.suites[0].cases.at(0);
+  for (const std::string arm : {"base", "treated"}) {
+    EXPECT_EQ(arm_named(c, arm).status, ArmStatus::failed) << arm;
+    EXPECT_NE(arm_named(c, arm).reason.find("preparation failed: integer out of range"), std::string::npos)
+        << arm_named(c, arm).reason;
+    EXPECT_EQ(arm_named(c, arm).reason.find('\n'), std::string::npos);
+  }
+  EXPECT_EQ(arm_named(c, "never").status, ArmStatus::skipped) << "a skip keeps its own reason";
+  for (const auto& a : r.suites[1].cases.at(0).arms) EXPECT_EQ(a.status, ArmStatus::ok) << a.name;
+  EXPECT_NE(r.progress.find("failed: unprepared: preparation: integer out of range"), std::string::npos) << r.progress;
+}
+
+TEST(Runner, BadInputInAPreparationStillStopsTheRun) {
+  const SuiteWhosePreparationFails unprepared(/*input_error=*/true);
+  EXPECT_THROW(run(tiny_plan(unprepared, 1)), tipbench::InputError);
 }
 
 // An environment is what a fresh process starts with: an in-process suite that asks for one

@@ -11,10 +11,17 @@
 
 namespace tipbench::data {
 
+namespace {
+// Events a batch in flight holds: its copy's start and end, and its ready event. A few batches
+// are in flight at once (one staged, the ones the device still computes on).
+constexpr int kReservedEvents = 3 * 8;
+}  // namespace
+
 DeviceFeeder::DeviceFeeder(Loader& loader, c10::Device device, bool pinned)
     : loader_(loader), device_(device), pinned_(pinned) {
   if (pinned_ && !device_.is_cuda()) throw std::invalid_argument("DeviceFeeder: the pinned path needs a CUDA device");
   if (pinned_) side_stream_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device_.index());
+  if (device_.is_cuda()) events_ = std::make_unique<CudaEventPool>(device_.index(), kReservedEvents);
   if (loader_.options().decode_on_device) decoder_ = std::make_unique<NvjpegDecoder>(device_);
 }
 
@@ -44,12 +51,12 @@ void DeviceFeeder::copy_to_device(Staged& staged) {
     staged.labels = staged.host.labels;
     return;
   }
-  auto timing = std::make_unique<CopyTiming>();
+  CopyTiming timing{events_->take(), events_->take(), true};
   // Pinned: allocated and written on the side stream; take() hands the tensors to the current
   // stream. Pageable (PyTorch's default loop): a synchronous copy on the current stream.
   const auto stream = pinned_ ? *side_stream_ : c10::cuda::getCurrentCUDAStream(device_.index());
   c10::cuda::CUDAStreamGuard guard(stream);
-  timing->start.record(stream);
+  timing.start->record(stream);
   if (decoder_) {
     try {
       decode_on_device(staged);
@@ -61,9 +68,9 @@ void DeviceFeeder::copy_to_device(Staged& staged) {
     staged.images = staged.host.images.to(device_, /*non_blocking=*/pinned_);
     staged.labels = staged.host.labels.to(device_, /*non_blocking=*/pinned_);
   }
-  timing->end.record(stream);
+  timing.end->record(stream);
   if (pinned_ || decoder_) {
-    staged.copied = std::make_unique<at::cuda::CUDAEvent>();
+    staged.copied = events_->take();
     staged.copied->record(stream);
   }
   copies_.push_back(std::move(timing));
@@ -96,7 +103,29 @@ void DeviceFeeder::decode_on_device(Staged& staged) {
 }
 
 void DeviceFeeder::release_finished() {
-  while (!in_flight_.empty() && in_flight_.front().done->query()) in_flight_.pop_front();
+  while (!in_flight_.empty() && in_flight_.front().done->query()) {
+    events_->give_back(std::move(in_flight_.front().done));
+    in_flight_.pop_front();
+  }
+  read_back_copies(/*wait=*/false);
+}
+
+void DeviceFeeder::read_back_copies(bool wait) const {
+  while (!copies_.empty()) {
+    CopyTiming& c = copies_.front();
+    if (wait) {
+      c.end->synchronize();
+    } else if (!c.end->query()) {
+      break;  // copies complete in order on their stream
+    }
+    if (c.counted) {
+      copy_ms_total_ += c.start->elapsed_time(*c.end);
+      ++copies_read_;
+    }
+    events_->give_back(std::move(c.start));
+    events_->give_back(std::move(c.end));
+    copies_.pop_front();
+  }
 }
 
 DeviceBatch DeviceFeeder::take() {
@@ -111,22 +140,30 @@ DeviceBatch DeviceFeeder::take() {
   }
   DeviceBatch batch{staged.images, staged.labels, staged.host.rows() - staged.rejected,
                     staged.host.skipped_corrupt + staged.host.skipped_missing + staged.rejected};
-  if (decoder_) in_flight_.push_back({std::move(staged.host), std::move(staged.copied)});
+  if (decoder_) {
+    in_flight_.push_back({std::move(staged.host), std::move(staged.copied)});
+  } else if (staged.copied) {
+    events_->give_back(std::move(staged.copied));  // the current stream's wait is already enqueued
+  }
   return batch;
 }
 
 void DeviceFeeder::reset_counters() {
   wait_s_ = 0;
   batches_ = skipped_corrupt_ = skipped_missing_ = 0;
-  copies_.clear();
+  if (!events_) return;
+  // The warm-up's copies are not counted; a copy still in flight gives its events back when read.
+  read_back_copies(/*wait=*/false);
+  for (auto& c : copies_) c.counted = false;
+  copy_ms_total_ = 0;
+  copies_read_ = 0;
 }
 
 std::optional<double> DeviceFeeder::mean_copy_ms() const {
-  if (!device_.is_cuda() || copies_.empty()) return std::nullopt;
-  copies_.back()->end.synchronize();  // events complete in order on their stream
-  double total = 0;
-  for (const auto& c : copies_) total += c->start.elapsed_time(c->end);
-  return total / static_cast<double>(copies_.size());
+  if (!device_.is_cuda()) return std::nullopt;
+  read_back_copies(/*wait=*/true);
+  if (copies_read_ == 0) return std::nullopt;
+  return copy_ms_total_ / static_cast<double>(copies_read_);
 }
 
 std::string DeviceFeeder::copy_mode() const {

@@ -1,5 +1,7 @@
 #include "tipbench/data/nvjpeg_decoder.h"
 
+#include <ATen/core/CachingHostAllocator.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -7,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace tipbench::data {
 
@@ -42,6 +46,68 @@ void check(nvjpegStatus_t status, const char* call) {
 // without it nvJPEG replicates chroma samples, and edges in colour differ from the CPU decode.
 constexpr unsigned kFlags = NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION;
 
+// nvJPEG's own buffers come from PyTorch's caching allocators, as nvImageCodec's nvJPEG decoder
+// plugins take a framework's stream-ordered allocators (nvjpegCreateExV2): left to itself nvJPEG
+// calls cudaMalloc/cudaFree (cudaFree synchronizes the device) whenever its buffers grow, which
+// could happen inside a timed step, and its memory would be missing from the arm's peak. Device
+// blocks: CUDACachingAllocator::raw_alloc_with_stream on the stream nvJPEG names, and raw_delete,
+// which leaves the block to later work on that stream (stream order). Pinned blocks: the CUDA
+// host allocator; a freed block first records an event on nvJPEG's stream, so the block is not
+// handed out again before the copies nvJPEG enqueued there have read it
+// (ATen/core/CachingHostAllocator.h, record_event).
+int device_malloc(void*, void** ptr, std::size_t size, cudaStream_t stream) {
+  try {
+    *ptr = c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(size, stream);
+    return 0;
+  } catch (const std::exception&) {
+    return 1;  // nvJPEG reports NVJPEG_STATUS_ALLOCATOR_FAILURE
+  }
+}
+
+int device_free(void*, void* ptr, std::size_t, cudaStream_t) {
+  try {
+    c10::cuda::CUDACachingAllocator::raw_delete(ptr);
+    return 0;
+  } catch (const std::exception&) {
+    return 1;
+  }
+}
+
+// The pinned blocks nvJPEG holds, by address: their DataPtrs (which free them) and contexts.
+struct PinnedBlocks {
+  c10::DeviceIndex device = 0;
+  std::mutex mutex;
+  std::unordered_map<void*, at::DataPtr> live;
+};
+
+int pinned_malloc(void* context, void** ptr, std::size_t size, cudaStream_t) {
+  auto& blocks = *static_cast<PinnedBlocks*>(context);
+  try {
+    at::DataPtr block = at::getHostAllocator(at::kCUDA)->allocate(size);
+    *ptr = block.get();
+    std::lock_guard<std::mutex> lock(blocks.mutex);
+    blocks.live.emplace(*ptr, std::move(block));
+    return 0;
+  } catch (const std::exception&) {
+    return 1;
+  }
+}
+
+int pinned_free(void* context, void* ptr, std::size_t, cudaStream_t stream) {
+  auto& blocks = *static_cast<PinnedBlocks*>(context);
+  try {
+    std::lock_guard<std::mutex> lock(blocks.mutex);
+    auto it = blocks.live.find(ptr);
+    if (it == blocks.live.end()) return 1;
+    const auto on = c10::cuda::getStreamFromExternal(stream, blocks.device);
+    at::getHostAllocator(at::kCUDA)->record_event(ptr, it->second.get_context(), on.unwrap());
+    blocks.live.erase(it);  // back to the host allocator's cache, reused after the event
+    return 0;
+  } catch (const std::exception&) {
+    return 1;
+  }
+}
+
 // nvJPEG writes planar RGB: the three planes of a contiguous (3, H, W) tensor, pitch = width.
 nvjpegImage_t planes_of(const torch::Tensor& chw) {
   nvjpegImage_t image{};
@@ -57,6 +123,10 @@ nvjpegImage_t planes_of(const torch::Tensor& chw) {
 
 struct NvjpegDecoder::Codec {
   c10::Device device;
+  // Outlive the handles (destroyed in ~Codec's body, before the members).
+  PinnedBlocks pinned;
+  nvjpegDevAllocatorV2_t device_allocator{&device_malloc, &device_free, nullptr};
+  nvjpegPinnedAllocatorV2_t pinned_allocator{&pinned_malloc, &pinned_free, &pinned};
   nvjpegHandle_t handle = nullptr;  // the batched decoder: hardware or CUDA backend
   nvjpegJpegState_t state = nullptr;
   bool hardware = false;
@@ -68,7 +138,11 @@ struct NvjpegDecoder::Codec {
   nvjpegJpegState_t single_state = nullptr;
   std::int64_t fallbacks = 0;
 
-  explicit Codec(c10::Device d) : device(d) {}
+  explicit Codec(c10::Device d) : device(d) { pinned.device = d.index(); }
+
+  nvjpegStatus_t create(nvjpegBackend_t backend, nvjpegHandle_t* out) {
+    return nvjpegCreateExV2(backend, &device_allocator, &pinned_allocator, kFlags, out);
+  }
   ~Codec() {
     if (single_state != nullptr) nvjpegJpegStateDestroy(single_state);
     if (single_handle != nullptr) nvjpegDestroy(single_handle);
@@ -78,8 +152,7 @@ struct NvjpegDecoder::Codec {
 
   void make_single() {
     if (single_handle != nullptr) return;
-    check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, kFlags, &single_handle),
-          "nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT)");
+    check(create(NVJPEG_BACKEND_DEFAULT, &single_handle), "nvjpegCreateExV2(NVJPEG_BACKEND_DEFAULT)");
     check(nvjpegJpegStateCreate(single_handle, &single_state), "nvjpegJpegStateCreate");
   }
 };
@@ -97,8 +170,8 @@ NvjpegDecoder::NvjpegDecoder(c10::Device device) {
   codec_ = std::make_unique<Codec>(device);
   Codec& c = *codec_;
   c10::cuda::CUDAGuard guard(device);
-  // The hardware decoder first: nvjpegCreateEx refuses it on a GPU without NVJPG engines.
-  if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, kFlags, &c.handle) == NVJPEG_STATUS_SUCCESS) {
+  // The hardware decoder first: nvjpegCreateExV2 refuses it on a GPU without NVJPG engines.
+  if (c.create(NVJPEG_BACKEND_HARDWARE, &c.handle) == NVJPEG_STATUS_SUCCESS) {
     unsigned cores = 0;
     c.hardware = nvjpegGetHardwareDecoderInfo(c.handle, &c.engines, &cores) == NVJPEG_STATUS_SUCCESS && c.engines > 0;
     if (!c.hardware) {
@@ -109,8 +182,7 @@ NvjpegDecoder::NvjpegDecoder(c10::Device device) {
     c.handle = nullptr;
   }
   if (c.handle == nullptr) {
-    check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, kFlags, &c.handle),
-          "nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT)");
+    check(c.create(NVJPEG_BACKEND_DEFAULT, &c.handle), "nvjpegCreateExV2(NVJPEG_BACKEND_DEFAULT)");
   }
   check(nvjpegJpegStateCreate(c.handle, &c.state), "nvjpegJpegStateCreate");
 }

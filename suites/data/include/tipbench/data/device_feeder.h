@@ -20,6 +20,7 @@
 //   feeder.prefetch();               // blocks on the loader for the next batch, starts its copy
 #pragma once
 
+#include "tipbench/cuda_event_pool.h"
 #include "tipbench/data/loader.h"
 
 #include <ATen/cuda/CUDAEvent.h>
@@ -83,13 +84,17 @@ class DeviceFeeder {
     HostBatch host;
     std::unique_ptr<at::cuda::CUDAEvent> done;
   };
+  // A batch's copy (or decode), bracketed by two events of the pool; read back once `end` has
+  // completed, then the events go back to the pool.
   struct CopyTiming {
-    at::cuda::CUDAEvent start{cudaEventDefault}, end{cudaEventDefault};
+    std::unique_ptr<at::cuda::CUDAEvent> start, end;
+    bool counted = true;  // false: issued before reset_counters()
   };
 
   void copy_to_device(Staged& staged);
   void decode_on_device(Staged& staged);
   void release_finished();
+  void read_back_copies(bool wait) const;
 
   Loader& loader_;
   c10::Device device_;
@@ -98,7 +103,11 @@ class DeviceFeeder {
   std::optional<Staged> staged_;
   double wait_s_ = 0;
   std::int64_t batches_ = 0, skipped_corrupt_ = 0, skipped_missing_ = 0;
-  std::vector<std::unique_ptr<CopyTiming>> copies_;
+  // CUDA: every event comes from here, made before the timed steps (none is created per batch).
+  mutable std::unique_ptr<CudaEventPool> events_;
+  mutable std::deque<CopyTiming> copies_;  // not read back yet
+  mutable double copy_ms_total_ = 0;
+  mutable std::int64_t copies_read_ = 0;
   std::unique_ptr<NvjpegDecoder> decoder_;  // decode on the device only
   std::deque<InFlight> in_flight_;
 };
