@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tipbench::suites {
@@ -17,7 +18,10 @@ CaseSpec largest_batch_case(const std::string& model, std::vector<ArmSpec> arms)
   return {{{"model", model}, {"batch", kLargest}}, std::move(arms)};
 }
 
-bool is_largest_batch_case(const CaseSpec& c) { return level(c.params, "batch") == kLargest; }
+bool is_largest_batch_case(const CaseSpec& c) {
+  return std::any_of(c.params.begin(), c.params.end(),
+                     [](const auto& kv) { return kv.first == "batch" && kv.second == kLargest; });
+}
 
 void LargestBatchCases::search_all(const Suite& suite, const SuiteContext& context) const {
   // The suite's skip_reason keeps this to CUDA (largest_batch_search_unavailable). A search never

@@ -8,6 +8,7 @@
 #include "common/largest_batch.h"
 #include "common/tensor_extent.h"
 #include "tipbench/models/model.h"
+#include "tipbench/registry.h"
 #include "tipbench/runner.h"
 
 #include <c10/util/Exception.h>
@@ -197,6 +198,25 @@ TEST(LargestBatchCases, AFailedSearchFailsOnlyItsOwnArm) {
   EXPECT_EQ(broken.status, ArmStatus::failed);
   EXPECT_NE(broken.reason.find("not even batch 1 fits: integer out of range"), std::string::npos) << broken.reason;
   EXPECT_EQ(broken.reason.find('\n'), std::string::npos) << broken.reason;
+}
+
+// The search grows the batch until something fails; on a CPU that is the machine's memory (it
+// swaps or the OOM killer ends the run), so every registered suite skips its largest-batch
+// cases there, with the reason. LargestBatchCases relies on that skip.
+TEST(LargestBatchCases, EveryRegisteredSuiteSkipsThemOnTheCpu) {
+  SuiteContext context;  // the CPU
+  int largest_cases = 0;
+  for (const auto* suite : tipbench::all_suites()) {
+    for (const auto& c : suite->cases(context)) {
+      if (!s::is_largest_batch_case(c)) continue;
+      ++largest_cases;
+      for (const auto& arm : c.arms) {
+        const auto why = suite->skip_reason(context, c, arm);
+        EXPECT_TRUE(why.has_value()) << tipbench::arm_name(suite->name(), c, arm) << " would search on the CPU";
+      }
+    }
+  }
+  EXPECT_GE(largest_cases, 3) << "amp, checkpointing and inference have one each";
 }
 
 }  // namespace
