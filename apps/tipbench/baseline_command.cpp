@@ -13,6 +13,7 @@
 #include <torch/cuda.h>
 
 #include <memory>
+#include <optional>
 
 namespace tipbench::cli {
 
@@ -46,7 +47,17 @@ std::string this_machine_slug(bool cpu_only) {
   return fingerprint_slug(collect_fingerprint(!cpu_only && torch::cuda::is_available()));
 }
 
+// --dir for reading: "" or a file is a usage error, not an empty store.
+bool store_readable(const BaselineFlags& f) {
+  if (const auto why = gate::store_dir_problem(f.dir)) {
+    fmt::print(stderr, "error: --dir: {}\n", *why);
+    return false;
+  }
+  return true;
+}
+
 int list(const BaselineFlags& f) {
+  if (!store_readable(f)) return exit_code::usage;
   std::vector<std::string> unreadable;
   const auto all = gate::list_baselines(f.dir, &unreadable);
   const std::string here = this_machine_slug(false);
@@ -62,9 +73,23 @@ int list(const BaselineFlags& f) {
   return exit_code::ok;
 }
 
-int find(const BaselineFlags& f) {
-  const std::string slug = f.slug.empty() ? this_machine_slug(f.cpu) : f.slug;
-  if (auto b = gate::find_baseline(f.dir, slug)) {
+int find(const BaselineFlags& f, bool slug_given) {
+  if (!store_readable(f)) return exit_code::usage;
+  if (slug_given) {
+    if (const auto why = gate::slug_problem(f.slug)) {
+      fmt::print(stderr, "error: --slug {}\n", *why);
+      return exit_code::usage;
+    }
+  }
+  const std::string slug = slug_given ? f.slug : this_machine_slug(f.cpu);
+  std::optional<gate::StoredBaseline> b;
+  try {
+    b = gate::find_baseline(f.dir, slug);
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  }
+  if (b) {
     fmt::print("{}\n", b->path);
     return exit_code::ok;
   }
@@ -81,16 +106,16 @@ Command add_baseline_command(CLI::App& app) {
   sub->add_option("--dir", f->dir, "Baselines directory")->check(not_a_flag())->capture_default_str();
   auto* save_cmd = sub->add_subcommand("save", "Store a run as the baseline for its fingerprint");
   save_cmd->add_option("run", f->run, "Result file")->required()->check(CLI::ExistingFile);
-  save_cmd->add_option("--name", f->name, "Baseline name (file name without .json)")->check(not_a_flag())->capture_default_str();
+  save_cmd->add_option("--name", f->name, "Baseline name (file name without .json): [a-z0-9._-], at most 100 bytes")->check(not_a_flag())->capture_default_str();
   save_cmd->add_flag("--force", f->force, "Replace an existing baseline of that name");
   auto* list_cmd = sub->add_subcommand("list", "List stored baselines");
   auto* find_cmd = sub->add_subcommand("find", "Print the stored baseline for this machine's fingerprint (exit 3 if none)");
-  find_cmd->add_option("--slug", f->slug, "Look up this fingerprint slug instead of this machine's")->check(not_a_flag());
+  find_cmd->add_option("--slug", f->slug, "Look up this fingerprint slug instead of this machine's: [a-z0-9._-], at most 200 bytes")->check(not_a_flag());
   find_cmd->add_flag("--cpu", f->cpu, "This machine's fingerprint as a CPU run records it");
   return {sub, [f, save_cmd, list_cmd, find_cmd] {
             if (save_cmd->parsed()) return save(*f);
             if (list_cmd->parsed()) return list(*f);
-            if (find_cmd->parsed()) return find(*f);
+            if (find_cmd->parsed()) return find(*f, find_cmd->count("--slug") > 0);
             return exit_code::usage;
           }};
 }

@@ -1,11 +1,14 @@
 #include "cli_checks.h"
 
 #include "tipbench/atomic_file.h"
+#include "tipbench/error_text.h"
+#include "tipbench/real_number.h"
 
 #include <fmt/format.h>
 
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 
@@ -39,15 +42,27 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
 
 CLI::Validator seed_value() { return whole_number(0, std::numeric_limits<std::uint64_t>::max()); }
 
+CLI::Validator real_number(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& value) -> std::string {
+        const auto range = fmt::format("a number from {:g} to {:g}", min, max);
+        const auto x = parse_real(value);
+        if (!x) return fmt::format("'{}' is not {} (decimal and finite)", value, range);
+        if (*x < min || *x > max) return fmt::format("{} is not {}", value, range);
+        return {};
+      },
+      fmt::format("NUMBER in [{:g}, {:g}]", min, max), "REAL_NUMBER");
+}
+
 bool output_file_writable(const std::string& flag, const std::string& path) {
   const auto problem = output_file_problem(path);
-  if (problem) fmt::print(stderr, "error: {} {}: cannot write there: {}\n", flag, path, *problem);
+  if (problem) fmt::print(stderr, "error: {} {}: cannot write there: {}\n", flag, abbreviated(path), *problem);
   return !problem;
 }
 
 bool output_dir_writable(const std::string& flag, const std::string& dir) {
   const auto problem = output_dir_problem(dir);
-  if (problem) fmt::print(stderr, "error: {} {}: cannot write there: {}\n", flag, dir, *problem);
+  if (problem) fmt::print(stderr, "error: {} {}: cannot write there: {}\n", flag, abbreviated(dir), *problem);
   return !problem;
 }
 

@@ -20,6 +20,11 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max);
 // A seed: a whole number from 0 to 2^64 - 1.
 CLI::Validator seed_value();
 
+// A real number in [min, max], as parse_real reads it (decimal, finite): NaN and infinity are
+// refused, which CLI::Range lets through ("nan" compares false with both ends). Every
+// floating-point flag uses this one check.
+CLI::Validator real_number(double min, double max);
+
 // Fail fast: before any work, can the output named by `flag` be written? On a problem prints
 // "error: --out PATH: cannot write there: REASON" and returns false (the caller exits 2).
 bool output_file_writable(const std::string& flag, const std::string& path);

@@ -4,6 +4,7 @@
 #include "tipbench/commands.h"
 
 #include "cli_checks.h"
+#include "tipbench/json_number.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
@@ -62,7 +63,8 @@ int run_compare(const CompareFlags& f) {
   if (f.format == "markdown") {
     text = reports::comparison_markdown(runs, options);
   } else if (f.format == "json") {
-    text = to_json(runs, reports::compare_to_reference(runs, options)).dump(2) + "\n";
+    text = checked_dump(to_json(runs, reports::compare_to_reference(runs, options)), 2,
+                        f.out.empty() ? std::string("the comparison") : f.out) + "\n";
   } else if (f.out.empty()) {
     reports::print_comparison(runs, options, stdout);
     return exit_code::ok;
@@ -97,7 +99,7 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("files", f->files, "Two or more result files")->required()->expected(2, 1000)->check(CLI::ExistingFile);
   sub->add_flag("--paired", f->paired, "The runs come from one interleaved session: pair blocks by index");
   sub->add_option("--threshold", f->threshold_pct, "Practical threshold of a verdict, in percent")
-      ->check(CLI::Range(0.01, 100.0))->capture_default_str();
+      ->check(real_number(0.01, 100.0))->capture_default_str();
   sub->add_option("--format", f->format, "text, markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
   sub->add_option("--out", f->out, "Write to this file instead of stdout")->check(not_a_flag());

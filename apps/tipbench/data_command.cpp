@@ -5,11 +5,16 @@
 
 #include "tipbench/data/dataset.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/progress.h"
 #include "tipbench/result.h"  // InputError
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 
 namespace tipbench::cli {
@@ -31,6 +36,27 @@ bool parse_size(const std::string& text, int& width, int& height) {
   return std::sscanf(text.c_str(), "%d%c%d%c", &width, &x, &height, &extra) == 3 && (x == 'x' || x == 'X');
 }
 
+// Progress on stderr while files are written: one line rewritten in place on a terminal, a line
+// every 10 s otherwise (CI logs). Nothing for a make that takes under a second.
+std::function<void(std::int64_t, std::int64_t)> progress_printer() {
+  const bool tty = Progress::stderr_is_tty();
+  const auto started = std::chrono::steady_clock::now();
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(started);
+  return [tty, started, last](std::int64_t written, std::int64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool done = written >= total;
+    if (!tty && !done && now - *last < std::chrono::seconds(10)) return;
+    if (!tty && done && now - started < std::chrono::seconds(10)) return;  // short: the summary says it all
+    *last = now;
+    const double s = std::chrono::duration<double>(now - started).count();
+    const double eta = written > 0 ? s * static_cast<double>(total - written) / static_cast<double>(written) : 0;
+    fmt::print(stderr, "{}data make: {}/{} images ({:.1f}%), {:.0f} s, about {:.0f} s left{}", tty ? "\r" : "",
+               written, total, 100.0 * static_cast<double>(written) / static_cast<double>(std::max<std::int64_t>(1, total)),
+               s, eta, tty && !done ? "" : "\n");
+    std::fflush(stderr);
+  };
+}
+
 int make(const MakeOptions& o) {
   data::DatasetSpec spec;
   spec.images = o.images;
@@ -44,7 +70,12 @@ int make(const MakeOptions& o) {
   try {
     spec.validate();
     if (!output_dir_writable("--out", o.out)) return exit_code::usage;
-    const auto report = data::make_dataset(o.out, spec);
+    data::MakeOptions options;
+    options.progress = progress_printer();
+    const auto report = data::make_dataset(o.out, spec, options);
+    if (report.stale_removed > 0) {
+      fmt::print("removed {} temporary file(s) an interrupted make had left\n", report.stale_removed);
+    }
     const double mb = static_cast<double>(report.manifest.total_bytes()) / (1 << 20);
     switch (report.outcome) {
       case data::MakeOutcome::reused:

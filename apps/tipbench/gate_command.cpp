@@ -6,6 +6,7 @@
 
 #include "gate_session.h"
 #include "cli_checks.h"
+#include "tipbench/json_number.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
@@ -180,7 +181,7 @@ std::optional<std::string> write_outputs(const GateFlags& f, const gate::GateRep
       fmt::print("wrote {}\n", md_path);
     }
     if (!json_path.empty()) {
-      write_file_atomically(json_path, gate::gate_report_to_json(report).dump(2) + "\n");
+      write_file_atomically(json_path, checked_dump(gate::gate_report_to_json(report), 2, json_path) + "\n");
       fmt::print("wrote {}\n", json_path);
     }
   } catch (const std::exception& e) {
@@ -259,8 +260,23 @@ void check_fingerprints(const GateFlags& f, const Result& baseline, const Result
                         const std::string& baseline_path) {
   const auto& a = baseline.context.fingerprint;
   const auto& b = current.context.fingerprint;
-  if (f.paired || baseline.context.fingerprint_slug == current.context.fingerprint_slug) return;
+  // Every mode first: each file is the machine it says it is (its slug is its fingerprint's).
+  for (const auto& [run, path] : {std::pair<const Result*, std::string>{&baseline, baseline_path},
+                                  std::pair<const Result*, std::string>{&current, f.current}}) {
+    if (auto why = slug_identity_problem(run->context.fingerprint_slug, run->context.fingerprint)) {
+      throw InputError(fmt::format("{}: {}: the file was edited or is not a tipbench result of that machine", path, *why));
+    }
+  }
   const bool same_hardware = tipbench::same_hardware(a, b);
+  if (f.paired) {
+    // One interleaved session runs on one machine; its two sides may differ in software (a stack A/B).
+    if (same_hardware) return;
+    throw InputError(fmt::format("--paired: {} and {} come from other hardware ({} vs {}: {}): paired blocks come "
+                                 "from one session on one machine",
+                                 baseline_path, f.current, baseline.context.fingerprint_slug,
+                                 current.context.fingerprint_slug, fingerprint_changes_text(a, b)));
+  }
+  if (baseline.context.fingerprint_slug == current.context.fingerprint_slug) return;
   if (f.across_software && same_hardware) return;
   const std::string changes = fingerprint_changes_text(a, b);
   if (f.across_software) {
@@ -284,6 +300,10 @@ int from_files(const GateFlags& f, const gate::GateConfig& config) {
   }
   check_outputs(f, f.out_dir);
   const Result current = read_result(f.current);
+  // Before `auto` looks the baseline up by this slug (check_fingerprints says it again for both).
+  if (auto why = slug_identity_problem(current.context.fingerprint_slug, current.context.fingerprint)) {
+    throw InputError(fmt::format("{}: {}: the file was edited or is not a tipbench result of that machine", f.current, *why));
+  }
   std::string baseline_path = f.baseline;
   if (f.baseline == "auto") {
     if (f.paired) throw UsageError("--paired needs the base result of the same session, not --baseline auto");
@@ -352,9 +372,9 @@ Command add_gate_command(CLI::App& app) {
   sub->add_option("--base-binary", f->base_binary, "Interleaved mode: the base build's tipbench binary")->check(not_a_flag());
   sub->add_option("--head-binary", f->head_binary, "Interleaved mode: the head build's tipbench binary")->check(not_a_flag());
   sub->add_option("--config", f->config_path, "Gate thresholds (JSON, e.g. ci/gate-thresholds.json); default: throughput 3%")->check(not_a_flag());
-  sub->add_option("--threshold", f->threshold_pct, "Override every practical threshold, in percent")->check(CLI::Range(0.01, 100.0));
+  sub->add_option("--threshold", f->threshold_pct, "Override every practical threshold, in percent")->check(real_number(0.01, 100.0));
   sub->add_option("--alpha", f->alpha, "Family-wise false-alarm rate over all checks (Holm); default 0.05 or the config's")
-      ->check(CLI::Range(0.0001, 0.5));
+      ->check(real_number(0.0001, 0.5));
   sub->add_option("--baselines-dir", f->baselines_dir, "Where stored baselines live")->capture_default_str()->check(not_a_flag());
   sub->add_flag("--no-rerun", f->no_rerun, "Do not re-measure candidates: they fail unconfirmed");
   sub->add_option("--rerun-binary", f->rerun_binary, "Stored mode: the binary that re-measures a candidate (default: the current run's)")->check(not_a_flag());
@@ -366,7 +386,7 @@ Command add_gate_command(CLI::App& app) {
   sub->add_option("--run-arg", f->run_args, "Interleaved mode: one more argument for every `run` (repeatable; --run-arg=--flag=value)");
   sub->add_option("--head-inject-slowdown", f->head_inject_slowdown_pct,
                   "Calibration: slow the head's steps by PCT percent (the run's --inject-slowdown)")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(real_number(0.0, 1000.0));
   sub->add_option("--out-dir", f->out_dir, "Where session results, logs and gate.md/gate.json go (default results/gate/<UTC time>)")->check(not_a_flag());
   sub->add_option("--markdown", f->markdown_path, "Write the verdict as Markdown (for a PR comment)")->check(not_a_flag());
   sub->add_option("--json", f->json_path, "Write the verdict as JSON")->check(not_a_flag());

@@ -147,7 +147,7 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--title", f->title, "Page title")->capture_default_str();
   sub->add_flag("--paired", f->paired, "The runs come from one interleaved session: pair blocks by index");
   sub->add_option("--threshold", f->threshold_pct, "Practical threshold of a verdict, in percent")
-      ->check(CLI::Range(0.01, 100.0))->capture_default_str();
+      ->check(real_number(0.01, 100.0))->capture_default_str();
   return {sub, [f] { return run_report(*f); }};
 }
 

@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace tipbench::cli {
 
@@ -65,6 +66,23 @@ std::vector<const Suite*> selected_suites(const std::vector<std::string>& names)
   return out;
 }
 
+// A suite's own flag (`--bucket-mb`) given while no selected suite declares it would be ignored
+// without a word: refused, naming the suites that declare it.
+std::optional<std::string> suite_option_problem(const std::vector<const Suite*>& selected,
+                                                const std::set<std::string>& typed) {
+  for (const auto& declared : declared_options()) {
+    if (!typed.contains("--" + declared.option.name)) continue;
+    const bool applies = std::any_of(selected.begin(), selected.end(), [&](const Suite* s) {
+      return std::find(declared.suites.begin(), declared.suites.end(), s->name()) != declared.suites.end();
+    });
+    if (!applies) {
+      return fmt::format("--{} is an option of {}, which this run does not select (add --suite {})",
+                         declared.option.name, fmt::join(declared.suites, ", "), declared.suites.front());
+    }
+  }
+  return std::nullopt;
+}
+
 // A failed or invalid arm makes the run's exit code 1 (the result is still written).
 bool any_unusable(const std::vector<SuiteResult>& suites) {
   for (const auto& s : suites)
@@ -100,7 +118,8 @@ std::optional<std::string> rank_count_problem(const RunOptions& o, const c10::De
                      o.nproc, cores, kRanksPerCoreOversubscribed, kRanksPerCoreOversubscribed * cores);
 }
 
-int run(RunOptions o, bool other_flags, const std::vector<std::string>& argv) {
+int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std::string>& argv) {
+  const bool other_flags = !typed.empty();
   // A distributed launch: a launcher's variables (torchrun, srun, our own --nproc) make this
   // process one rank; without them, --nproc N makes it the launcher of N local ranks.
   std::optional<distributed::RankEnv> rank_env;
@@ -114,6 +133,7 @@ int run(RunOptions o, bool other_flags, const std::vector<std::string>& argv) {
   } catch (const InputError& e) {
     return usage_error(e.what());
   }
+  if (auto problem = suite_option_problem(selected_suites(o.suites), typed)) return usage_error(*problem);
   std::string error;
   const auto device = resolve_device(o.device, error);
   if (!device) return usage_error(error);
@@ -273,7 +293,7 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   sub->add_option("--blocks", o->blocks, "Blocks (one trial of every arm each); default 10, 8 with --quick")
       ->check(CLI::Range(1, 10000));
   sub->add_option("--threshold", o->threshold_pct, "Practical threshold for a verdict, in percent (default 2)")
-      ->check(CLI::Range(0.01, 100.0));
+      ->check(real_number(0.01, 100.0));
   sub->add_option("--out", o->out,
                   "Result file; default results/runs/<UTC timestamp>-<host>.json. Finished cases are kept in "
                   "<out>.partial while the run goes on")
@@ -284,7 +304,7 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   sub->add_option("--inject-slowdown", o->inject_slowdown_pct,
                   "TEST KNOB: slow every timed step down by PCT percent on purpose, to calibrate the "
                   "regression gate (recorded in the result; never a real measurement)")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(real_number(0.0, 1000.0));
   sub->add_option("--nproc", o->nproc,
                   "data_parallel: launch N local ranks (one per GPU, or per CPU core) and reap them; ignored "
                   "under torchrun or srun, whose variables say the rank (docs/distributed.md)")
@@ -304,13 +324,14 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->check(not_a_flag() & CLI::ExistingFile);
   sub->add_flag("--verbose", o->verbose, "Print a failed arm's whole error (C++ backtrace included), not only its first line");
   return {sub, [o, argv, sub] {
-            // Which measurement flags were typed: with --resume they must agree with the run's.
-            bool other_flags = false;
+            // Which measurement flags were typed: with --resume they must agree with the run's, and
+            // a suite's own flag needs a selected suite that declares it.
+            std::set<std::string> typed;
             for (const auto* option : sub->get_options()) {
               const auto name = option->get_name();
-              if (option->count() > 0 && name != "--resume" && name != "--verbose" && name != "--help") other_flags = true;
+              if (option->count() > 0 && name != "--resume" && name != "--verbose" && name != "--help") typed.insert(name);
             }
-            return run(*o, other_flags, argv);
+            return run(*o, typed, argv);
           }};
 }
 

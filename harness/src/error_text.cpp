@@ -37,4 +37,11 @@ std::string error_summary(const std::exception& e) {
   return summarize_error_text(e.what());
 }
 
+std::string abbreviated(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return std::string(text);
+  const std::size_t side = max / 2;
+  return std::string(text.substr(0, side)) + "..." + std::string(text.substr(text.size() - side)) + " (" +
+         std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace tipbench

@@ -2,6 +2,8 @@
 // here (collection lives in fingerprint.cpp), so results can be read without a device.
 #include "tipbench/fingerprint.h"
 
+#include "tipbench/error_text.h"
+
 #include "text.h"
 #include "tipbench/json_number.h"
 
@@ -111,6 +113,12 @@ std::string fingerprint_slug(const Fingerprint& fp) {
   }
   const std::string torch = slug_part(fp.libtorch_version);
   return device + "_torch" + (torch.empty() ? std::string("unknown") : torch);
+}
+
+std::optional<std::string> slug_identity_problem(const std::string& slug, const Fingerprint& fp) {
+  const std::string expected = fingerprint_slug(fp);
+  if (slug == expected) return std::nullopt;
+  return "its slug says " + abbreviated(slug) + " but its fingerprint gives " + expected;
 }
 
 namespace {

@@ -1,10 +1,12 @@
 #include "tipbench/partial_run.h"
 
 #include "tipbench/atomic_file.h"
+#include "tipbench/json_number.h"
 
 #include <fmt/format.h>
 
 #include <fstream>
+#include <stdexcept>
 
 namespace tipbench {
 
@@ -29,7 +31,7 @@ void write_partial_run(const PartialRun& partial, const std::string& path) {
              {"out", partial.out},
              {"run_options", ojson::parse(partial.run_options.dump())},
              {"result", to_json_document(partial.result)}};
-  write_file_atomically(path, j.dump(1) + "\n");
+  write_file_atomically(path, checked_dump(j, 1, path) + "\n");
 }
 
 PartialRun read_partial_run(const std::string& path) {

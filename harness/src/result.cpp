@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <stdexcept>
 #include <sstream>
 
 namespace tipbench {
@@ -383,7 +384,8 @@ Result read_result(const std::string& path) {
 }
 
 void write_result_atomically(const Result& result, const std::string& path) {
-  write_file_atomically(path, to_json_document(result).dump(2) + "\n");
+  // A NaN would be written as null, a document no reader accepts: refused here, by name.
+  write_file_atomically(path, checked_dump(to_json_document(result), 2, path) + "\n");
 }
 
 }  // namespace tipbench

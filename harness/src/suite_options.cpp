@@ -1,5 +1,7 @@
 #include "tipbench/suite_options.h"
 
+#include "tipbench/real_number.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -33,7 +35,7 @@ bool SuiteOption::flag(const SuiteOptionValues& values) const {
 double SuiteOption::number(const SuiteOptionValues& values) const {
   const std::string value = text(values);
   if (const auto why = problem(value); !why.empty()) throw std::invalid_argument(why);
-  return std::stod(value);
+  return *parse_real(value);
 }
 
 std::string SuiteOption::problem(const std::string& value) const {
@@ -41,15 +43,9 @@ std::string SuiteOption::problem(const std::string& value) const {
     return fmt::format("--{}: '{}' is not one of {}", name, value, fmt::join(choices, ", "));
   }
   if (type != OptionType::number) return "";
-  std::size_t used = 0;
-  double x = 0;
-  try {
-    x = std::stod(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != value.size()) return fmt::format("--{}: '{}' is not a number", name, value);
-  if (!(x >= min && x <= max)) return fmt::format("--{}: {} is outside [{:g}, {:g}]", name, value, min, max);
+  const auto x = parse_real(value);  // the CLI's one reading of a number: decimal, finite
+  if (!x) return fmt::format("--{}: '{}' is not a number (decimal and finite)", name, value);
+  if (*x < min || *x > max) return fmt::format("--{}: {} is outside [{:g}, {:g}]", name, value, min, max);
   return "";
 }
 

@@ -142,6 +142,23 @@ TEST(CliUsage, BadNumbersAreUsageErrors) {
   EXPECT_EQ(cli({"run", "--profile", "--quick"}).code, tipbench::exit_code::usage);
 }
 
+// A suite's own flag with no selected suite that declares it would be ignored without a word:
+// refused before anything else is looked at (here the bad device comes second).
+TEST(CliUsage, ASuiteOptionNeedsASelectedSuiteThatDeclaresIt) {
+  auto o = cli({"run", "--suite", "zero_grad", "--bucket-mb", "50", "--device", "bogus"});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "--bucket-mb is an option of data_parallel")) << o.err;
+  EXPECT_FALSE(contains(o.err, "--device")) << o.err;
+  o = cli({"run", "--suite", "sync", "--loader-only", "--device", "bogus"});
+  EXPECT_TRUE(contains(o.err, "--loader-only is an option of dataloader")) << o.err;
+  // Selected (by name or by `all`): the option applies, and the next problem is the device.
+  for (const std::string suite : {"data_parallel", "all"}) {
+    o = cli({"run", "--suite", suite, "--bucket-mb", "50", "--device", "bogus"});
+    EXPECT_EQ(o.code, tipbench::exit_code::usage);
+    EXPECT_TRUE(contains(o.err, "--device bogus")) << suite << ": " << o.err;
+  }
+}
+
 // The options kept in a partial run file come back as they were; damaged values are InputError
 // (exit 2 at the CLI), never a wrapped or undefined conversion.
 TEST(RunOptionsJson, RoundTripsAndRefusesDamagedValues) {

@@ -161,6 +161,45 @@ TEST(CliTraps, ABadBatchSizeSaysSoInAFewWords) {
   }
 }
 
+// NaN and infinity compare false with everything, so a range check alone lets them through:
+// `run --threshold nan` ran with 2%, `--inject-slowdown nan` wrote a result with null in it.
+// Every floating-point flag refuses them, with one line, before any work.
+TEST(CliTraps, NanAndInfinityAreRefusedByEveryNumberFlag) {
+  const auto dir = fresh_scratch_dir("traps_nan");
+  const auto a = save(dir, "a.json", synthetic_run({.seed = 1}));
+  const std::string out = (dir / "never.json").string();
+  for (const std::string value : {"nan", "-inf", "infinity", "1e999"}) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"run", "--suite", "zero_grad", "--quick", "--out", out, "--threshold", value},
+             {"run", "--suite", "zero_grad", "--quick", "--out", out, "--inject-slowdown", value},
+             {"run", "--suite", "data_parallel", "--quick", "--out", out, "--bucket-mb", value},
+             {"compare", a, a, "--threshold", value},
+             {"report", a, "--out", (dir / "r").string(), "--threshold", value},
+             {"gate", "--baseline", a, "--current", a, "--threshold", value},
+             {"gate", "--baseline", a, "--current", a, "--alpha", value},
+             {"gate", "--baseline", a, "--current", a, "--head-inject-slowdown", value}}) {
+      SCOPED_TRACE(args[0] + " " + args[args.size() - 2] + " " + value);
+      const auto o = tipbench_cmd(dir, args);
+      EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+      EXPECT_TRUE(has(o.err, value)) << "names the value: " << o.err;
+      EXPECT_FALSE(has(o.err, "suite(s) on")) << "nothing was started: " << o.err;
+    }
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// A dataset that cannot fit the disk (10 million 2000x2000 JPEGs: about 19 TB) is refused at
+// once with what it needs, not started.
+TEST(CliTraps, ADatasetLargerThanTheDiskIsRefusedBeforeWriting) {
+  const auto dir = fresh_scratch_dir("traps_data_space");
+  const auto out = (dir / "d").string();
+  const auto o = tipbench_cmd(dir, {"data", "make", "--out", out, "--images", "10000000", "--size", "2000x2000"});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+  EXPECT_TRUE(has(o.err, "need about")) << o.err;
+  EXPECT_LT(o.seconds, 30) << "refused before writing, not after";
+  EXPECT_TRUE(list_dir(dir / "d").size() <= 1) << "at most the lock file";
+}
+
 TEST(CliTraps, AnUnknownFlagListsThatSubcommandsFlags) {
   const auto dir = fresh_scratch_dir("traps_unknown_flag");
   auto o = tipbench_cmd(dir, {"run", "--frobnicate"});

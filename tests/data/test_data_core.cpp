@@ -15,11 +15,15 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <utility>
 
 namespace {
 
 namespace data = tipbench::data;
+namespace fs = std::filesystem;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::read_bytes;
 using tipbench::testing::write_bytes;
@@ -116,6 +120,61 @@ TEST(DatasetGenerator, PartialDatasetIsDetectedAndCompleted) {
   EXPECT_EQ(again.outcome, data::MakeOutcome::completed);
   EXPECT_NE(again.partial.find("no manifest.json"), std::string::npos) << again.partial;
   EXPECT_EQ(checksums(again.manifest), checksums(first.manifest));
+}
+
+// A make interrupted between writing a temporary and renaming it leaves the temporary; the
+// next make (holding the directory's lock) removes every such file, in the directory and its
+// class folders, and says how many. Other files are left alone.
+TEST(DatasetGenerator, StaleTemporariesOfAnInterruptedMakeAreRemoved) {
+  const auto dir = fresh_scratch_dir("data_stale");
+  const auto spec = small_spec();
+  data::make_dataset(dir.string(), spec);
+  const auto class_dir = (dir / data::sample_path(spec, 0)).parent_path();
+  write_bytes(class_dir / "img_000000.jpg.tmp-AbC123", "junk");
+  write_bytes(dir / "manifest.json.tmp-XyZ789", "junk");
+  write_bytes(dir / "notes.tmp-kept", "not a temporary of ours: 4 characters after tmp-");
+  const auto r = data::make_dataset(dir.string(), spec);
+  EXPECT_EQ(r.outcome, data::MakeOutcome::reused);
+  EXPECT_EQ(r.stale_removed, 2);
+  EXPECT_FALSE(fs::exists(class_dir / "img_000000.jpg.tmp-AbC123"));
+  EXPECT_FALSE(fs::exists(dir / "manifest.json.tmp-XyZ789"));
+  EXPECT_TRUE(fs::exists(dir / "notes.tmp-kept"));
+}
+
+// The files still to write must fit the free space (estimated from sample 0's real size): a make
+// that cannot finish is refused before it writes one image, with what it needs and what there is.
+TEST(DatasetGenerator, NotEnoughFreeSpaceIsRefusedBeforeAnyImage) {
+  const auto dir = fresh_scratch_dir("data_no_space");
+  const auto spec = small_spec();
+  data::MakeOptions small_disk;
+  small_disk.free_space = [](const std::string&) { return std::make_optional(std::make_pair<std::int64_t, std::int64_t>(1000, 1000000)); };
+  try {
+    data::make_dataset(dir.string(), spec, small_disk);
+    FAIL() << "made a dataset that does not fit";
+  } catch (const tipbench::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("need about"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1.0 kB"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / data::sample_path(spec, 0)));
+  data::MakeOptions few_inodes;
+  few_inodes.free_space = [](const std::string&) { return std::make_optional(std::make_pair<std::int64_t, std::int64_t>(std::int64_t{1} << 40, 3)); };
+  EXPECT_THROW(data::make_dataset(dir.string(), spec, few_inodes), tipbench::InputError);
+}
+
+// Progress while writing: the last call says every file is written.
+TEST(DatasetGenerator, ProgressIsReportedUpToTheLastFile) {
+  const auto dir = fresh_scratch_dir("data_progress");
+  const auto spec = small_spec();
+  std::vector<std::pair<std::int64_t, std::int64_t>> calls;
+  std::mutex mutex;
+  data::MakeOptions options;
+  options.progress = [&](std::int64_t done, std::int64_t total) {
+    std::lock_guard<std::mutex> lock(mutex);
+    calls.emplace_back(done, total);
+  };
+  data::make_dataset(dir.string(), spec, options);
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.back(), std::make_pair(spec.images, spec.images));
 }
 
 TEST(DatasetGenerator, AnotherSpecInTheSameDirectoryIsRefused) {

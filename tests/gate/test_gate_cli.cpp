@@ -103,8 +103,7 @@ TEST(GateCli, StoredBaselinePassesWithExitZeroAndWritesMarkdown) {
 
 TEST(GateCli, ABaselineFromOtherHardwareIsExitTwoAndNothingIsWritten) {
   const auto dir = fresh_scratch_dir("gate_cli_other_hw");
-  const auto base = save(dir, "base.json", synthetic_run({.slug = "cpu-another-cpu-2c_torch2.11.0",
-                                                          .cpu_model = "Another CPU", .seed = 1}));
+  const auto base = save(dir, "base.json", synthetic_run({.cpu_model = "Another CPU", .seed = 1}));
   const auto cur = save(dir, "cur.json", synthetic_run({.seed = 2}));
   write_bytes(dir / "gate.md", "previous");
   for (bool across : {false, true}) {
@@ -122,8 +121,7 @@ TEST(GateCli, ABaselineFromOtherHardwareIsExitTwoAndNothingIsWritten) {
 // with --across-software, and the verdict leads with the change under test.
 TEST(GateCli, OtherSoftwareGatesOnlyWithTheOptInAndLeadsWithTheChange) {
   const auto dir = fresh_scratch_dir("gate_cli_across");
-  const auto base = save(dir, "base.json", synthetic_run({.slug = "cpu-test-cpu-2c_torch2.10.0",
-                                                          .libtorch_version = "2.10.0", .cv = 0.005, .seed = 1}));
+  const auto base = save(dir, "base.json", synthetic_run({.libtorch_version = "2.10.0", .cv = 0.005, .seed = 1}));
   const auto cur = save(dir, "cur.json", synthetic_run({.cv = 0.005, .seed = 2}));
   const auto refused = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur});
   EXPECT_EQ(refused.code, 2);
@@ -140,11 +138,11 @@ TEST(GateCli, OtherSoftwareGatesOnlyWithTheOptInAndLeadsWithTheChange) {
 TEST(GateCli, AutoAcrossSoftwareFindsTheNewestBaselineOfThisHardware) {
   const auto dir = fresh_scratch_dir("gate_cli_auto_across");
   const auto store = dir / "b";
-  const auto older = synthetic_run({.slug = "cpu-test-cpu-2c_torch2.9.0", .libtorch_version = "2.9.0", .seed = 1,
+  const auto older = synthetic_run({.libtorch_version = "2.9.0", .seed = 1,
                                     .timestamp = "2026-10-01T00:00:00Z"});
-  const auto newer = synthetic_run({.slug = "cpu-test-cpu-2c_torch2.10.0", .libtorch_version = "2.10.0", .seed = 3,
+  const auto newer = synthetic_run({.libtorch_version = "2.10.0", .seed = 3,
                                     .timestamp = "2026-11-01T00:00:00Z"});
-  const auto other_hardware = synthetic_run({.slug = "cpu-another-cpu-2c_torch2.10.0", .cpu_model = "Another CPU",
+  const auto other_hardware = synthetic_run({.cpu_model = "Another CPU",
                                              .libtorch_version = "2.10.0", .seed = 4, .timestamp = "2026-11-20T00:00:00Z"});
   for (const auto& r : {older, newer, other_hardware}) {
     save(dir, "run.json", r);
@@ -156,8 +154,60 @@ TEST(GateCli, AutoAcrossSoftwareFindsTheNewestBaselineOfThisHardware) {
   const auto o = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--across-software", "--current", cur,
                                     "--baselines-dir", store.string(), "--no-rerun"});
   EXPECT_NE(o.code, 2) << o.err;
-  EXPECT_TRUE(has(o.err, "cpu-test-cpu-2c_torch2.10.0")) << o.err;
+  EXPECT_TRUE(has(o.err, "cpu-test-2c_torch2.10.0")) << o.err;
   EXPECT_TRUE(has(o.out, "change under test: libtorch_version 2.10.0 -> 2.11.0")) << o.out;
+}
+
+// A slug is a directory of the store, so it is checked like one: no '..', not empty, not 100 kB;
+// a store that is a file or "" is a usage error, not an empty store; a 100 kB name is refused
+// with a short message.
+TEST(BaselineStore, SlugsDirsAndNamesAreChecked) {
+  const auto dir = fresh_scratch_dir("baseline_checks");
+  const auto store = (dir / "b").string();
+  const auto run = save(dir, "run.json", synthetic_run({}));
+  for (const std::string& slug : std::vector<std::string>{"../../etc", "", "UPPER", ".hidden", std::string(300, 'a')}) {
+    const auto o = tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", slug});
+    EXPECT_EQ(o.code, 2) << "'" << slug << "': " << o.err;
+    EXPECT_TRUE(has(o.err, "is not a fingerprint slug")) << o.err;
+    EXPECT_LT(o.err.size(), 600u);
+  }
+  write_bytes(dir / "plain", "a file");
+  for (const std::string bad : {(dir / "plain").string(), std::string()}) {
+    for (const std::string command : {"list", "find"}) {
+      const auto o = tipbench_cmd(dir, {"baseline", "--dir", bad, command});
+      EXPECT_EQ(o.code, 2) << command << " --dir '" << bad << "': " << o.out << o.err;
+    }
+  }
+  const auto o = tipbench_cmd(dir, {"baseline", "--dir", store, "save", run, "--name", std::string(100000, 'a')});
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_LT(o.err.size(), 1000u) << "the name is abbreviated in the message";
+  EXPECT_TRUE(has(o.err, "(100000 bytes)")) << o.err;
+}
+
+// Files are filed and found by slug: a file whose slug is not its fingerprint's (edited, or made
+// elsewhere) is exit 2 naming both, in every gate mode and when stored; --paired needs one machine.
+TEST(GateCli, ASlugThatContradictsItsFingerprintIsExitTwoNamingBoth) {
+  const auto dir = fresh_scratch_dir("gate_cli_slug_identity");
+  auto lying = synthetic_run({.seed = 1});
+  lying.context.fingerprint_slug = "nvidia-h100-80gb-hbm3_cuda13.0_torch2.11.0";
+  const auto base = save(dir, "base.json", lying);
+  const auto cur = save(dir, "cur.json", synthetic_run({.seed = 2}));
+  for (const auto& extra : std::vector<std::vector<std::string>>{{}, {"--across-software"}, {"--paired"}}) {
+    std::vector<std::string> args{"gate", "--baseline", base, "--current", cur, "--no-rerun"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto o = tipbench_cmd(dir, args);
+    EXPECT_EQ(o.code, 2) << (extra.empty() ? "stored" : extra[0]) << ": " << o.out << o.err;
+    EXPECT_TRUE(has(o.err, "its slug says nvidia-h100-80gb-hbm3_cuda13.0_torch2.11.0")) << o.err;
+    EXPECT_TRUE(has(o.err, "its fingerprint gives cpu-test-2c_torch2.11.0")) << o.err;
+  }
+  const auto stored = tipbench_cmd(dir, {"baseline", "--dir", (dir / "b").string(), "save", base});
+  EXPECT_EQ(stored.code, 2) << stored.err;
+  EXPECT_TRUE(has(stored.err, "its slug says")) << stored.err;
+  const auto other = save(dir, "other.json", synthetic_run({.cpu_model = "Another CPU", .seed = 3}));
+  const auto paired = tipbench_cmd(dir, {"gate", "--baseline", other, "--current", cur, "--paired", "--no-rerun"});
+  EXPECT_EQ(paired.code, 2) << paired.out << paired.err;
+  EXPECT_TRUE(has(paired.err, "--paired")) << paired.err;
+  EXPECT_TRUE(has(paired.err, "other hardware")) << paired.err;
 }
 
 TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
@@ -165,14 +215,14 @@ TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
   const auto cur = save(dir, "cur.json", synthetic_run({}));
   const auto o = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", (dir / "b").string()});
   EXPECT_EQ(o.code, 3);
-  EXPECT_TRUE(has(o.err, "no stored baseline for fingerprint cpu-test-cpu-2c_torch2.11.0")) << o.err;
+  EXPECT_TRUE(has(o.err, "no stored baseline for fingerprint cpu-test-2c_torch2.11.0")) << o.err;
 }
 
 TEST(GateCli, ACorruptStoredBaselineIsNamedNeverTakenForNone) {
   const auto dir = fresh_scratch_dir("gate_cli_auto_corrupt");
   const auto store = dir / "b";
   const auto cur = save(dir, "cur.json", synthetic_run({}));
-  const auto stored = store / "cpu-test-cpu-2c_torch2.11.0" / "baseline.json";
+  const auto stored = store / "cpu-test-2c_torch2.11.0" / "baseline.json";
   fs::create_directories(stored.parent_path());
   const std::string text = read_bytes(cur);
   write_bytes(stored, text.substr(0, text.size() / 3));  // truncated
@@ -180,7 +230,7 @@ TEST(GateCli, ACorruptStoredBaselineIsNamedNeverTakenForNone) {
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_TRUE(has(o.err, stored.string())) << o.err;
   EXPECT_FALSE(has(o.err, "no stored baseline")) << o.err;
-  o = tipbench_cmd(dir, {"baseline", "--dir", store.string(), "find", "--slug", "cpu-test-cpu-2c_torch2.11.0"});
+  o = tipbench_cmd(dir, {"baseline", "--dir", store.string(), "find", "--slug", "cpu-test-2c_torch2.11.0"});
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_TRUE(has(o.err, stored.string())) << o.err;
   // A corrupt baseline of another fingerprint does not stop this one's gate.
@@ -199,12 +249,12 @@ TEST(GateCli, BaselineSaveThenAutoLookupPasses) {
   const auto cur = save(dir, "cur.json", synthetic_run({.cv = 0.005, .seed = 2}));
   const auto s = tipbench_cmd(dir, {"baseline", "--dir", store, "save", base});
   ASSERT_EQ(s.code, 0) << s.err;
-  const auto stored = dir / "baselines" / "cpu-test-cpu-2c_torch2.11.0" / "baseline.json";
+  const auto stored = dir / "baselines" / "cpu-test-2c_torch2.11.0" / "baseline.json";
   EXPECT_EQ(read_bytes(stored), read_bytes(base));  // byte for byte
   const auto l = tipbench_cmd(dir, {"baseline", "--dir", store, "list"});
   EXPECT_EQ(l.code, 0);
-  EXPECT_TRUE(has(l.out, "cpu-test-cpu-2c_torch2.11.0")) << l.out;
-  const auto f = tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", "cpu-test-cpu-2c_torch2.11.0"});
+  EXPECT_TRUE(has(l.out, "cpu-test-2c_torch2.11.0")) << l.out;
+  const auto f = tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", "cpu-test-2c_torch2.11.0"});
   EXPECT_EQ(f.code, 0);
   EXPECT_TRUE(has(f.out, stored.string())) << f.out;
   EXPECT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", "nope"}).code, 3);
@@ -218,7 +268,7 @@ TEST(GateCli, BaselineSaveNeverOverwritesWithoutForceAndRefusesInjectedRuns) {
   const auto first = save(dir, "first.json", synthetic_run({.seed = 1}));
   const auto second = save(dir, "second.json", synthetic_run({.seed = 2}));
   ASSERT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "save", first}).code, 0);
-  const auto stored = dir / "baselines" / "cpu-test-cpu-2c_torch2.11.0" / "baseline.json";
+  const auto stored = dir / "baselines" / "cpu-test-2c_torch2.11.0" / "baseline.json";
   const auto again = tipbench_cmd(dir, {"baseline", "--dir", store, "save", second});
   EXPECT_EQ(again.code, 2);
   EXPECT_TRUE(has(again.err, "--force")) << again.err;

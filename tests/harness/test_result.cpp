@@ -4,6 +4,7 @@
 #include "tipbench/atomic_file.h"
 #include "tipbench/progress.h"
 #include "tipbench/result.h"
+#include "tipbench/json_number.h"
 #include "tipbench/settings.h"
 #include "tipbench/summary.h"
 
@@ -478,6 +479,27 @@ TEST(AtomicWrite, BareFileNameWritesIntoTheWorkingDirectory) {
   EXPECT_NO_THROW(tipbench::write_file_atomically("plain.txt", "hello\n"));
   fs::current_path(cwd);
   EXPECT_EQ(read_bytes(dir / "plain.txt"), "hello\n");
+}
+
+// JSON has no NaN: nlohmann would write null, a document every reader then refuses. The writer
+// refuses it instead, naming where it is, and leaves the file that was there.
+TEST(AtomicWrite, ANumberThatIsNotFiniteIsRefusedByNameAndNothingIsWritten) {
+  const auto dir = fresh_scratch_dir("atomic_nan");
+  const auto path = dir / "r.json";
+  write_bytes(path, "old content\n");
+  Result r = sample_result();
+  r.context.settings.inject_slowdown_pct = std::numeric_limits<double>::quiet_NaN();
+  try {
+    tipbench::write_result_atomically(r, path.string());
+    FAIL() << "wrote a NaN";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("inject_slowdown_pct"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_bytes(path), "old content\n");
+  nlohmann::json j = {{"a", {1.0, 2.0}}, {"b", {{"c", std::numeric_limits<double>::infinity()}}}};
+  EXPECT_EQ(tipbench::first_non_finite_number(j), "/b/c");
+  j["b"]["c"] = 3.0;
+  EXPECT_EQ(tipbench::first_non_finite_number(j), std::nullopt);
 }
 
 TEST(AtomicWrite, ReplacesAnExistingFileByRename) {

@@ -1,10 +1,14 @@
 // Suite-declared options (harness/include/tipbench/suite_options.h): a value falls back to the
 // declaration's default, numbers and choices are checked with messages a user can act on.
+#include "tipbench/real_number.h"
 #include "tipbench/suite_options.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -54,6 +58,27 @@ TEST(SuiteOptions, TypesHaveNames) {
   EXPECT_EQ(tipbench::to_string(OptionType::text), "text");
   EXPECT_EQ(tipbench::to_string(OptionType::number), "number");
   EXPECT_EQ(tipbench::to_string(OptionType::choice), "choice");
+}
+
+// The CLI's one reading of a number (every floating-point flag and number option): decimal and
+// finite. NaN would pass any range check (it compares false), infinity and hex are not what a
+// threshold or a bucket size means.
+TEST(RealNumbers, DecimalAndFiniteOnly) {
+  for (const auto& [text, value] : std::vector<std::pair<std::string, double>>{
+           {"2", 2}, {"-0.5", -0.5}, {"1e-3", 1e-3}, {".5", 0.5}, {"+3", 3}, {"25.", 25}, {"1E2", 100}}) {
+    ASSERT_TRUE(tipbench::parse_real(text)) << text;
+    EXPECT_EQ(*tipbench::parse_real(text), value) << text;
+  }
+  for (const std::string text : {"nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e400", "-1e999", "0x10", "0x1p3",
+                                 "2.5%", "", " 1", "1 ", "e5", "1e", ".", "-", "1.2.3", "1e5.0"}) {
+    EXPECT_FALSE(tipbench::parse_real(text)) << "'" << text << "'";
+  }
+  const tipbench::SuiteOption mb{.name = "bucket-mb", .type = tipbench::OptionType::number, .default_value = "25",
+                                 .help = "", .min = 0.001, .max = 4096};
+  EXPECT_NE(mb.problem("nan").find("not a number"), std::string::npos) << mb.problem("nan");
+  EXPECT_NE(mb.problem("0x10").find("not a number"), std::string::npos);
+  EXPECT_EQ(mb.problem("0.5"), "");
+  EXPECT_EQ(mb.number({{"bucket-mb", "0.5"}}), 0.5);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // Synthetic result documents for the gate and report tests: per-block throughputs drawn from a
 // known distribution (median `throughput`, between-block CV `cv`), optionally slowed by a
 // planted factor, so the tests know the right answer.
-//   auto r = tipbench::testing::synthetic_run({.slug = "cpu-x-2c_torch2.11.0", .seed = 3});
+//   auto r = tipbench::testing::synthetic_run({.cpu_model = "Other CPU", .seed = 3});
+// Its fingerprint_slug is the one its fingerprint gives (cpu-test-2c_torch2.11.0 by default), as
+// every real run's is; `slug` overrides it only to make a file that contradicts itself.
 #pragma once
 
+#include "tipbench/fingerprint.h"
 #include "tipbench/result.h"
 #include "tipbench/summary.h"
 
@@ -15,7 +18,7 @@
 namespace tipbench::testing {
 
 struct SyntheticSpec {
-  std::string slug = "cpu-test-cpu-2c_torch2.11.0";
+  std::string slug = "";  // empty: fingerprint_slug(fingerprint)
   std::string cpu_model = "Test CPU";
   std::string libtorch_version = "2.11.0";
   std::vector<std::string> suites{"zero_grad"};
@@ -39,7 +42,7 @@ inline Result synthetic_run(const SyntheticSpec& spec) {
   r.context.fingerprint.cpu_model = spec.cpu_model;
   r.context.fingerprint.cpu_cores = 2;
   r.context.fingerprint.libtorch_version = spec.libtorch_version;
-  r.context.fingerprint_slug = spec.slug;
+  r.context.fingerprint_slug = spec.slug.empty() ? fingerprint_slug(r.context.fingerprint) : spec.slug;
   r.context.argv = {"tipbench", "run", "--quick"};
   r.context.settings.blocks = spec.blocks;
   std::mt19937_64 rng(spec.seed);

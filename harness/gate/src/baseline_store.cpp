@@ -1,6 +1,7 @@
 #include "tipbench/gate/baseline_store.h"
 
 #include "tipbench/atomic_file.h"
+#include "tipbench/error_text.h"
 #include "tipbench/result.h"
 
 #include <dirent.h>
@@ -47,6 +48,14 @@ std::string read_all(const std::string& path) {
   return s.str();
 }
 
+// A stored file is filed under its run's slug, and that slug is its fingerprint's: why not.
+std::optional<std::string> misfiled(const Result& r, const std::string& slug_dir) {
+  if (r.context.fingerprint_slug != slug_dir) {
+    return fmt::format("stored under {} but its slug is {}", slug_dir, abbreviated(r.context.fingerprint_slug));
+  }
+  return slug_identity_problem(r.context.fingerprint_slug, r.context.fingerprint);
+}
+
 StoredBaseline describe(const Result& r, const std::string& path, const std::string& slug,
                         const std::string& name) {
   StoredBaseline b{path, slug, name, r.context.timestamp_utc, r.context.git.sha, r.context.device, {},
@@ -57,17 +66,32 @@ StoredBaseline describe(const Result& r, const std::string& path, const std::str
 
 }  // namespace
 
-bool is_safe_name(const std::string& name) {
-  if (name.empty() || name[0] == '.') return false;
+bool is_safe_name(const std::string& name, std::size_t max) {
+  if (name.empty() || name[0] == '.' || name.size() > max) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
   });
 }
 
+std::optional<std::string> slug_problem(const std::string& slug) {
+  if (is_safe_name(slug, kMaxSlugBytes)) return std::nullopt;
+  return fmt::format("'{}' is not a fingerprint slug: lower-case letters, digits, '.', '_' and '-', not starting "
+                     "with '.', at most {} bytes",
+                     abbreviated(slug), kMaxSlugBytes);
+}
+
+std::optional<std::string> store_dir_problem(const std::string& dir) {
+  if (dir.empty()) return std::string("an empty path is no directory");
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) return abbreviated(dir) + " is not a directory";
+  return std::nullopt;
+}
+
 std::string save_baseline(const std::string& run_path, const std::string& dir, const std::string& name,
                           bool force) {
   if (!is_safe_name(name)) {
-    throw InputError(fmt::format("baseline name '{}': use lower-case letters, digits, '.', '_' and '-'", name));
+    throw InputError(fmt::format("baseline name '{}': use lower-case letters, digits, '.', '_' and '-', at most {} bytes",
+                                 abbreviated(name), kMaxBaselineNameBytes));
   }
   const Result r = read_result(run_path);  // throws InputError on anything malformed
   if (r.context.settings.inject_slowdown_pct > 0) {
@@ -75,7 +99,10 @@ std::string save_baseline(const std::string& run_path, const std::string& dir, c
                                  run_path, r.context.settings.inject_slowdown_pct));
   }
   const std::string& slug = r.context.fingerprint_slug;
-  if (!is_safe_name(slug)) throw InputError(fmt::format("{}: fingerprint slug '{}' is not a safe directory name", run_path, slug));
+  if (auto why = slug_problem(slug)) throw InputError(fmt::format("{}: {}", run_path, *why));
+  if (auto why = slug_identity_problem(slug, r.context.fingerprint)) {
+    throw InputError(fmt::format("{}: {}: it would be filed as another machine's baseline", run_path, *why));
+  }
   if (r.suites.empty()) throw InputError(run_path + ": the run has no suites");
   const std::string path = dir + "/" + slug + "/" + name + ".json";
   if (exists(path) && !force) {
@@ -92,7 +119,9 @@ std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<s
       if (file.size() <= 5 || file.substr(file.size() - 5) != ".json") continue;
       const std::string path = dir + "/" + slug + "/" + file;
       try {
-        out.push_back(describe(read_result(path), path, slug, file.substr(0, file.size() - 5)));
+        const Result r = read_result(path);
+        if (auto why = misfiled(r, slug)) throw InputError(fmt::format("{}: {}", path, *why));
+        out.push_back(describe(r, path, slug, file.substr(0, file.size() - 5)));
       } catch (const std::exception& e) {
         if (unreadable) unreadable->push_back(e.what());
       }
@@ -105,6 +134,7 @@ std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<s
 }
 
 std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug) {
+  if (auto why = slug_problem(slug)) throw InputError(*why);
   std::optional<StoredBaseline> best;
   const std::string slug_dir = dir + "/" + slug;
   for (const auto& file : entries(slug_dir, false)) {
@@ -112,7 +142,9 @@ std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::s
     const std::string path = slug_dir + "/" + file;
     StoredBaseline b;
     try {
-      b = describe(read_result(path), path, slug, file.substr(0, file.size() - 5));
+      const Result r = read_result(path);
+      if (auto why = misfiled(r, slug)) throw InputError(fmt::format("{}: {}", path, *why));
+      b = describe(r, path, slug, file.substr(0, file.size() - 5));
     } catch (const InputError& e) {
       // A damaged baseline of this very fingerprint must not read as "none stored" (exit 3).
       throw InputError(fmt::format("a stored baseline for {} is unreadable: {} (restore it from git or remove it)",

@@ -4,6 +4,7 @@
 //   catch (const std::exception& e) { arm.reason = tipbench::error_summary(e); }
 #pragma once
 
+#include <cstddef>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -20,5 +21,10 @@ std::string error_summary(const std::exception& e);
 
 // Everything the exception says, backtrace included (for --verbose).
 std::string error_details(const std::exception& e);
+
+// A value quoted in a message, kept short: the text itself up to `max` bytes, else its start and
+// end around "..." and its length ("aaaa...aaaa (100000 bytes)"), so a 100 kB argument never
+// becomes a 100 kB message.
+std::string abbreviated(std::string_view text, std::size_t max = 120);
 
 }  // namespace tipbench

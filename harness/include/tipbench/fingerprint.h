@@ -46,6 +46,10 @@ Fingerprint collect_fingerprint(bool include_gpus);
 // A short, filesystem-safe key for baselines: "nvidia-h100-80gb-hbm3_cuda13.0_torch2.11.0" or
 // "cpu-intel-xeon-platinum-8481c-2c_torch2.11.0".
 std::string fingerprint_slug(const Fingerprint& fp);
+// Why a run whose recorded slug is `slug` cannot be the run it says it is: its fingerprint gives
+// another slug (a hand-edited file, or a slug from elsewhere); nullopt when the two agree. Files
+// are filed and found by slug, so a baseline, a gated run and a resumed run must pass this.
+std::optional<std::string> slug_identity_problem(const std::string& slug, const Fingerprint& fp);
 
 // One field that differs between two fingerprints, with both values as text ("none" for "").
 struct FingerprintChange {

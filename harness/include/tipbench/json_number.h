@@ -14,6 +14,7 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -63,6 +64,43 @@ void json_get_to(const Json& value, T& out, const std::string& what = "value") {
     out = json_integer_value<T>(value, what);
   } else {
     value.get_to(out);
+  }
+}
+
+// The JSON pointer ("/suites/0/cases/1/...") of the first NaN or infinite number in `j`, which
+// JSON cannot hold (nlohmann writes it as null, and a reader then refuses the document);
+// nullopt when every number is finite. Writers check their document with it before writing.
+template <typename Json>
+std::optional<std::string> first_non_finite_number(const Json& j, const std::string& at = "") {
+  if (j.is_number_float()) {
+    const double v = j.template get<double>();
+    if (!std::isfinite(v)) return at.empty() ? std::string("/") : at;
+    return std::nullopt;
+  }
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (auto found = first_non_finite_number(it.value(), at + "/" + it.key())) return found;
+    }
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      if (auto found = first_non_finite_number(j[i], at + "/" + std::to_string(i))) return found;
+    }
+  }
+  return std::nullopt;
+}
+
+// j.dump(indent) for a document about to be written to `what` (a file name): throws
+// std::invalid_argument naming `what` and the place, instead of writing null for a NaN or an
+// infinity, or failing with nlohmann's raw text on a string that is not UTF-8.
+template <typename Json>
+std::string checked_dump(const Json& j, int indent, const std::string& what) {
+  if (const auto at = first_non_finite_number(j)) {
+    throw std::invalid_argument(what + ": a number that is not finite at " + *at + " (JSON cannot hold it)");
+  }
+  try {
+    return j.dump(indent);
+  } catch (const nlohmann::json::type_error&) {  // 316: a string that is not UTF-8
+    throw std::invalid_argument(what + ": a text that is not UTF-8 (JSON cannot hold it)");
   }
 }
 

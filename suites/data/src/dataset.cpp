@@ -201,6 +201,78 @@ Manifest read_manifest(const std::string& dir) {
   }
 }
 
+namespace {
+
+// Files the old manifest lists that are on disk at their listed size (a cheap look: the make's
+// own check also verifies their checksums). The others are what this make writes.
+std::int64_t listed_present(const std::string& dir, const DatasetSpec& spec, const std::optional<Manifest>& old) {
+  if (!old) return 0;
+  std::int64_t present = 0;
+  for (std::int64_t i = 0; i < spec.images; ++i) {
+    const auto& listed = old->files[static_cast<std::size_t>(i)];
+    if (file_size(join(dir, listed.path)) == listed.bytes) ++present;
+  }
+  return present;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"bytes", "kB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 5) bytes /= 1000, ++u;
+  return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u]) : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+// The files still to write must fit: their size estimated from sample 0 (the very bytes the make
+// writes for it, in about a millisecond), +10% for the variation between images.
+void check_free_space(const std::string& dir, const DatasetSpec& spec, const std::optional<Manifest>& old,
+                      const MakeOptions& options) {
+  const std::int64_t to_write = spec.images - listed_present(dir, spec, old);
+  if (to_write <= 0) return;
+  std::optional<std::pair<std::int64_t, std::int64_t>> free;
+  if (options.free_space) {
+    free = options.free_space(dir);
+  } else if (const auto f = free_space(dir)) {
+    free = std::make_pair(f->bytes, f->inodes);
+  }
+  if (!free) return;
+  const RgbImage sample = draw_sample(spec.seed, 0, sample_label(spec, 0), spec.classes, spec.width, spec.height);
+  const double per_image = 1.10 * static_cast<double>(encode_jpeg(sample, spec.quality).size());
+  const double need = per_image * static_cast<double>(to_write);
+  if (need > static_cast<double>(free->first) || to_write > free->second) {
+    throw InputError(fmt::format("{} images of {}x{} need about {} and {} files; {} has {} and {} files free: "
+                                 "free space, or ask for fewer images (--images) or smaller ones (--size)",
+                                 to_write, spec.width, spec.height, human_bytes(need), to_write, dir,
+                                 human_bytes(static_cast<double>(free->first)), free->second));
+  }
+}
+
+// MakeOptions::progress, called by one worker at a time, at most about once a second.
+class ProgressReporter {
+ public:
+  ProgressReporter(std::function<void(std::int64_t, std::int64_t)> report, std::int64_t total)
+      : report_(std::move(report)), total_(total), next_(Clock::now() + kPeriod) {}
+  void maybe_report(std::int64_t written) {
+    if (!report_ || Clock::now() < next_.load()) return;
+    std::unique_lock<std::mutex> one(mutex_, std::try_to_lock);
+    if (!one.owns_lock()) return;
+    next_ = Clock::now() + kPeriod;
+    report_(written, total_);
+  }
+  void finish(std::int64_t written) {
+    if (report_ && written > 0) report_(written, total_);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kPeriod{1};
+  std::function<void(std::int64_t, std::int64_t)> report_;
+  std::int64_t total_;
+  std::atomic<Clock::time_point> next_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
 MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const MakeOptions& options) {
   spec.validate();
   const auto started = std::chrono::steady_clock::now();
@@ -208,6 +280,7 @@ MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const M
   DirectoryLock lock(dir);
 
   MakeReport report;
+  report.stale_removed = remove_stale_temporaries(dir);  // an interrupted make's, under the lock
   std::optional<Manifest> old;
   if (file_size(join(dir, kManifestName)) >= 0) {
     if (foreign_manifest(join(dir, kManifestName))) {
@@ -228,6 +301,7 @@ MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const M
     report.partial = "no manifest.json (an interrupted make?)";
   }
 
+  check_free_space(dir, spec, old, options);
   for (std::int64_t i = 0; i < std::min<std::int64_t>(spec.images, spec.classes); ++i) {
     make_directories(join(dir, class_dir_of(sample_path(spec, i))));
   }
@@ -236,6 +310,7 @@ MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const M
   manifest.spec = spec;
   manifest.files.resize(static_cast<std::size_t>(spec.images));
   std::atomic<std::int64_t> written{0};
+  ProgressReporter progress(options.progress, spec.images - listed_present(dir, spec, old));
   const int threads = options.threads > 0 ? options.threads : available_cores();
   parallel_for(spec.images, std::max(1, std::min<int>(threads, static_cast<int>(spec.images))), [&](std::int64_t i) {
     auto& slot = manifest.files[static_cast<std::size_t>(i)];
@@ -250,8 +325,9 @@ MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const M
     const auto bytes = encode_jpeg(image, spec.quality);
     slot = make_entry(spec, i, bytes);
     write_file_replacing(join(dir, slot.path), bytes);
-    written.fetch_add(1);
+    progress.maybe_report(written.fetch_add(1) + 1);
   });
+  progress.finish(written.load());
 
   report.written = written.load();
   if (old && report.written == 0) {

@@ -4,7 +4,9 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace tipbench::data::detail {
 
@@ -89,6 +92,61 @@ void write_file_replacing(const std::string& path, const std::vector<std::uint8_
     ::unlink(temp.c_str());
     throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(saved)));
   }
+}
+
+namespace {
+
+// "<name>.tmp-" followed by mkstemp's 6 characters.
+bool is_temporary(const std::string& name) {
+  constexpr std::string_view kMark = ".tmp-";
+  return name.size() > kMark.size() + 6 && name.compare(name.size() - 6 - kMark.size(), kMark.size(), kMark) == 0;
+}
+
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
+    ::closedir(d);
+  }
+  return names;
+}
+
+}  // namespace
+
+int remove_stale_temporaries(const std::string& dir) {
+  int removed = 0;
+  std::vector<std::string> folders{dir};
+  for (const auto& name : names_in(dir)) {
+    if (name.rfind("class_", 0) == 0 && is_directory(dir + "/" + name)) folders.push_back(dir + "/" + name);
+  }
+  for (const auto& folder : folders) {
+    for (const auto& name : names_in(folder)) {
+      if (is_temporary(name) && ::unlink((folder + "/" + name).c_str()) == 0) ++removed;
+    }
+  }
+  return removed;
+}
+
+std::optional<FreeSpace> free_space(const std::string& path) {
+  std::string at = path.empty() ? "." : path;
+  struct statvfs fs {};
+  while (::statvfs(at.c_str(), &fs) != 0) {
+    if (errno != ENOENT) return std::nullopt;
+    const auto slash = at.find_last_of('/');
+    if (slash == std::string::npos) {
+      at = ".";
+    } else if (slash == 0) {
+      at = "/";
+    } else {
+      at = at.substr(0, slash);
+    }
+    if (at == "." || at == "/") {
+      if (::statvfs(at.c_str(), &fs) != 0) return std::nullopt;
+      break;
+    }
+  }
+  return FreeSpace{static_cast<std::int64_t>(fs.f_bavail) * static_cast<std::int64_t>(fs.f_frsize),
+                   static_cast<std::int64_t>(fs.f_favail)};
 }
 
 void sync_filesystem(const std::string& dir) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,17 @@ bool read_file(const std::string& path, std::vector<std::uint8_t>& out, std::str
 void write_file_replacing(const std::string& path, const std::vector<std::uint8_t>& bytes);
 // Flushes the filesystem holding `dir` (syncfs): one call instead of an fsync per file.
 void sync_filesystem(const std::string& dir);
+// Removes the temporaries an interrupted write_file_replacing (or write_file_atomically) left in
+// `dir` and its class_* folders: names ending in ".tmp-" and mkstemp's 6 characters. Only while
+// the directory lock is held, when no other maker writes there. Returns how many it removed.
+int remove_stale_temporaries(const std::string& dir);
+// Free bytes and free inodes for an unprivileged writer on the filesystem of `path` (or of its
+// nearest existing ancestor); nullopt when statvfs cannot tell.
+struct FreeSpace {
+  std::int64_t bytes = 0;
+  std::int64_t inodes = 0;
+};
+std::optional<FreeSpace> free_space(const std::string& path);
 
 // An exclusive lock on DIR/.lock for the lifetime of the object: two makers of one directory
 // (two test binaries, two runs on first use) take turns; the second then finds it complete.

@@ -7,6 +7,7 @@
 
 #include "tipbench/fingerprint.h"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,25 +25,39 @@ struct StoredBaseline {
   Fingerprint fingerprint;
 };
 
-// Validates the run (readable, schema, no injected slowdown, a safe slug), then copies it byte
-// for byte to <dir>/<slug>/<name>.json, atomically. An existing file is kept unless force.
+// Validates the run (readable, schema, no injected slowdown, a safe slug that its fingerprint
+// gives), then copies it byte for byte to <dir>/<slug>/<name>.json, atomically. An existing file
+// is kept unless force.
 // Throws InputError with the reason; returns the path written.
 std::string save_baseline(const std::string& run_path, const std::string& dir, const std::string& name,
                           bool force);
 
-// Every readable baseline under dir, sorted by slug then timestamp. Unreadable files are
-// reported in `unreadable` (path: reason) instead of failing the listing.
+// Every readable baseline under dir, sorted by slug then timestamp. Unreadable files, and files
+// whose slug is not their directory's or not their fingerprint's, are reported in `unreadable`
+// (path: reason) instead of failing the listing.
 std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<std::string>* unreadable = nullptr);
 
-// The newest (by the run's timestamp) baseline stored for this slug. Throws InputError naming the
-// file when one stored for this slug cannot be read (truncated, corrupt): never "none stored".
+// The newest (by the run's timestamp) baseline stored for this slug. Throws InputError for a bad
+// slug (slug_problem), and naming the file when one stored for this slug cannot be read
+// (truncated, corrupt) or is not what its place says (slug_identity_problem): never "none stored".
 std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug);
 
 // --across-software: the newest baseline of any slug whose hardware (GPUs, CPU) is this
 // fingerprint's, whatever its software; unreadable files are skipped (they cannot be matched).
 std::optional<StoredBaseline> find_baseline_for_hardware(const std::string& dir, const Fingerprint& fingerprint);
 
-// Filesystem-safe: [a-z0-9._-], not empty, not starting with '.'.
-bool is_safe_name(const std::string& name);
+inline constexpr std::size_t kMaxBaselineNameBytes = 100;
+inline constexpr std::size_t kMaxSlugBytes = 200;
+// Filesystem-safe: [a-z0-9._-], not empty, not starting with '.', at most `max` bytes (a baseline
+// name becomes <name>.json plus a temporary suffix, within the 255 bytes a file name may have).
+bool is_safe_name(const std::string& name, std::size_t max = kMaxBaselineNameBytes);
+
+// Why `slug` cannot be a fingerprint slug (a directory of the store): empty, a character outside
+// [a-z0-9._-] ("../../etc"), a leading '.', or longer than kMaxSlugBytes; nullopt when it can.
+std::optional<std::string> slug_problem(const std::string& slug);
+
+// Why `dir` cannot be a baseline store to read: "" or an existing non-directory; nullopt when it
+// can (a missing directory is a store with nothing in it yet).
+std::optional<std::string> store_dir_problem(const std::string& dir);
 
 }  // namespace tipbench::gate

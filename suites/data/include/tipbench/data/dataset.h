@@ -11,9 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tipbench::data {
@@ -73,6 +75,7 @@ struct MakeReport {
   MakeOutcome outcome = MakeOutcome::made;
   std::int64_t written = 0;  // image files (re)written
   std::string partial;       // what was incomplete ("no manifest.json", "3 of 256 files missing or changed")
+  int stale_removed = 0;     // temporary files an interrupted make had left, removed
   double seconds = 0;
   Manifest manifest;
 };
@@ -80,12 +83,20 @@ struct MakeReport {
 struct MakeOptions {
   bool verify_checksums = true;  // false: a listed file counts as present when its size matches
   int threads = 0;               // 0: one per available core
+  // Called from a worker at most about once a second while files are written, and once when
+  // the last is: images written so far (this make), of how many it writes.
+  std::function<void(std::int64_t written, std::int64_t to_write)> progress;
+  // Free bytes and inodes where DIR is; nullopt: unknown (the check is skipped). Default: statvfs.
+  // Tests give a small disk.
+  std::function<std::optional<std::pair<std::int64_t, std::int64_t>>(const std::string& dir)> free_space;
 };
 
 // Makes DIR (and its parents) into a complete dataset of `spec`. Concurrent makers of the same
 // DIR serialise on a lock file; image files and the manifest are written atomically, so an
-// interrupted make leaves a partial dataset that the next make completes. Throws InputError when
-// DIR holds a dataset of another spec or cannot be written.
+// interrupted make leaves a partial dataset that the next make completes, and the temporaries it
+// left are removed. Before writing, the files still to write (their size estimated from sample
+// 0, +10%) must fit the disk's free bytes and inodes. Throws InputError when DIR holds a dataset
+// of another spec, cannot be written, or lacks the space (nothing written then).
 MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const MakeOptions& options = {});
 
 // What a run can use: the directory exists and has a readable manifest. Files the manifest lists
