@@ -204,11 +204,11 @@ int deliver(const GateFlags& f, const gate::GateReport& report, const std::strin
 void check_outputs(const GateFlags& f, const std::string& out_dir) {
   for (const auto& [flag, path] : {std::pair{"--markdown", f.markdown_path}, std::pair{"--json", f.json_path}}) {
     if (const auto problem = path.empty() ? std::nullopt : output_file_problem(path)) {
-      throw UsageError(fmt::format("{} {}: cannot write there: {}", flag, path, *problem));
+      throw UsageError(fmt::format("{} {}: cannot write there: {}", flag, abbreviated(path), *problem));
     }
   }
   if (const auto problem = out_dir.empty() ? std::nullopt : output_dir_problem(out_dir)) {
-    throw UsageError(fmt::format("--out-dir {}: cannot write there: {}", out_dir, *problem));
+    throw UsageError(fmt::format("--out-dir {}: cannot write there: {}", abbreviated(out_dir), *problem));
   }
 }
 

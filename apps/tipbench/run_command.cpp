@@ -11,6 +11,7 @@
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/interrupt_notice.h"
+#include "tipbench/json_number.h"
 #include "tipbench/partial_run.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
@@ -62,6 +63,19 @@ std::vector<const Suite*> selected_suites(const std::vector<std::string>& names)
   std::vector<const Suite*> out;
   for (const auto& n : names) {
     if (auto* s = find_suite(n); s && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+// A byte string as a message can show it: bytes outside printable ASCII as \xNN.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
   }
   return out;
 }
@@ -162,6 +176,15 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
     ~EndDistributedRun() { distributed::end_distributed_run(); }
   } release_ranks;
 
+  // A result records its command line (and --out) as JSON text, which must be UTF-8: found now,
+  // not when the first finished case is written.
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (!is_valid_utf8(argv[i])) {
+      return usage_error(fmt::format("argument {} ('{}') is not valid UTF-8: a result records its command line as "
+                                     "JSON text; rename the path",
+                                     i, abbreviated(printable(argv[i]))));
+    }
+  }
   Result result;
   result.context = make_run_context(argv, *device, plan.settings);
   if (o.out.empty()) o.out = fmt::format("results/runs/{}-{}.json", compact_utc_timestamp(), result.context.hostname);
@@ -204,6 +227,8 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
     fmt::print(stderr, "{}\n", banner);
   }
 
+  // Whether the partial file on disk holds finished cases: a message names it only then.
+  bool partial_kept = !plan.finished_cases.empty();  // a resumed run's file
   if (!partial_path.empty()) {
     const int kept = static_cast<int>(plan.finished_cases.size());
     install_interrupt_notice(kept > 0 ? resume_hint(kept, partial_path)
@@ -213,9 +238,11 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
       done.suites = so_far;
       try {
         write_partial_run({o.out, run_options_to_json(o), done}, partial_path);
+        partial_kept = true;  // a later failed write leaves this file as it was
         set_interrupt_notice(resume_hint(count_cases(done), partial_path));
       } catch (const std::exception& e) {  // losing the safety net is no reason to stop measuring
-        fmt::print(stderr, "warning: cannot keep finished cases in {}: {}\n", partial_path, error_summary(e));
+        fmt::print(stderr, "warning: cannot keep finished cases in {}: {}\n", abbreviated(partial_path),
+                   error_summary(e));
       }
     };
   }
@@ -229,8 +256,7 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
   try {
     write_result_atomically(result, o.out);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: cannot write the result: {}{}\n", error_summary(e),
-               partial_path.empty() ? "" : fmt::format(" (the finished cases are kept in {})", partial_path));
+    fmt::print(stderr, "error: {}\n", result_write_failure(error_summary(e), partial_kept ? partial_path : ""));
     return exit_code::internal;
   }
   if (!partial_path.empty()) {

@@ -54,6 +54,13 @@ std::map<std::string, CaseResult> finished_cases_of(const Result& r) {
   return out;
 }
 
+std::string result_write_failure(const std::string& reason, const std::string& partial_path) {
+  if (partial_path.empty()) return fmt::format("cannot write the result: {} (no finished case was kept)", reason);
+  return fmt::format("cannot write the result: {} (the finished cases are kept in {}: finish with tipbench run "
+                     "--resume {})",
+                     reason, partial_path, partial_path);
+}
+
 std::string resume_hint(int cases, const std::string& partial_path) {
   return fmt::format("\ninterrupted: {} case(s) kept in {}; finish the run with: tipbench run --resume {}", cases,
                      partial_path, partial_path);

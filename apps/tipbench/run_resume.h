@@ -26,4 +26,8 @@ std::map<std::string, CaseResult> finished_cases_of(const Result& r);
 // "interrupted: N case(s) kept in FILE; finish the run with: tipbench run --resume FILE"
 std::string resume_hint(int cases, const std::string& partial_path);
 
+// The one line when the result cannot be written: the reason, and the partial file only when one
+// holding finished cases is on disk (`partial_path` empty: none is), never a file that is not.
+std::string result_write_failure(const std::string& reason, const std::string& partial_path);
+
 }  // namespace tipbench::cli

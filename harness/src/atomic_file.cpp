@@ -54,14 +54,25 @@ std::optional<std::string> output_dir_problem(const std::string& dir) {
 
 std::optional<std::string> output_file_problem(const std::string& path) {
   namespace fs = std::filesystem;
-  std::error_code ec;
   if (path.empty()) return std::string("empty path");
-  if (fs::is_directory(path, ec)) return std::string("is a directory");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return std::string("is a directory");
+  } else if (errno != ENOENT) {
+    return std::string(std::strerror(errno));  // a name too long, a path through a file, no access
+  }
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) {
     if (auto problem = make_dir(parent)) return problem;
   }
-  return probe_dir(parent.string());
+  // The very temporary file write_file_atomically will create (its name is the longest of the
+  // write), made and removed: a name too long for the filesystem is found now, not at the end.
+  std::string temp = path + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return std::string(std::strerror(errno));
+  ::close(fd);
+  ::unlink(temp.c_str());
+  return std::nullopt;
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {

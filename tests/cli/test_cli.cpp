@@ -8,6 +8,7 @@
 #include "tipbench/registry.h"
 #include "tipbench/result.h"
 #include "tipbench/run_options.h"
+#include "tipbench/run_resume.h"
 
 #include "cli_capture.h"
 #include "running_child.h"
@@ -157,6 +158,17 @@ TEST(CliUsage, ASuiteOptionNeedsASelectedSuiteThatDeclaresIt) {
     EXPECT_EQ(o.code, tipbench::exit_code::usage);
     EXPECT_TRUE(contains(o.err, "--device bogus")) << suite << ": " << o.err;
   }
+}
+
+// A result that cannot be written names the partial file only when one holding finished cases is
+// on disk (a full disk used to say both "cannot keep" and "kept in").
+TEST(RunResume, AWriteFailureNeverNamesAPartialFileThatIsNotThere) {
+  const auto none = tipbench::cli::result_write_failure("No space left on device", "");
+  EXPECT_TRUE(contains(none, "No space left on device")) << none;
+  EXPECT_FALSE(contains(none, "kept in")) << none;
+  const auto kept = tipbench::cli::result_write_failure("No space left on device", "r.json.partial");
+  EXPECT_TRUE(contains(kept, "kept in r.json.partial")) << kept;
+  EXPECT_TRUE(contains(kept, "--resume r.json.partial")) << kept;
 }
 
 // The options kept in a partial run file come back as they were; damaged values are InputError

@@ -13,8 +13,9 @@ namespace tipbench {
 void write_file_atomically(const std::string& path, std::string_view content);
 
 // Fail fast, before any work: can `path` be written later? Creates missing parent directories
-// (as the write would) and a probe file beside `path`, removed again. Returns why not ("is a
-// directory", "Read-only file system", ...), or nullopt when it can.
+// (as the write would) and the very temporary file write_file_atomically makes (`path.tmp-XXXXXX`),
+// removed again, so a name too long for the filesystem is found too. Returns why not ("is a
+// directory", "File name too long", "Read-only file system", ...), or nullopt when it can.
 std::optional<std::string> output_file_problem(const std::string& path);
 // The same for a directory that files will be written into (created when missing).
 std::optional<std::string> output_dir_problem(const std::string& dir);
