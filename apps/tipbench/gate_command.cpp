@@ -6,12 +6,13 @@
 
 #include "gate_session.h"
 #include "cli_checks.h"
-#include "tipbench/json_number.h"
 #include "tipbench/atomic_file.h"
+#include "tipbench/child_signals.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/gate/baseline_store.h"
 #include "tipbench/gate/decision.h"
+#include "tipbench/json_number.h"
 #include "tipbench/registry.h"
 #include "tipbench/reports/gate_report.h"
 #include "tipbench/run_context.h"
@@ -19,6 +20,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <csignal>
 #include <map>
 #include <memory>
 #include <optional>
@@ -338,6 +340,8 @@ int from_files(const GateFlags& f, const gate::GateConfig& config) {
 }
 
 int run_gate(const GateFlags& f) {
+  // A CI runner cancelling the job signals the gate alone: the running child gets the signal too.
+  ForwardTerminationSignals forwarding;
   try {
     const auto config = load_config(f);
     if (!f.base_binary.empty() || !f.head_binary.empty()) {
@@ -345,6 +349,12 @@ int run_gate(const GateFlags& f) {
       return interleaved(f, config);
     }
     return from_files(f, config);
+  } catch (const ChildInterrupted& e) {
+    fmt::print(stderr, "gate: interrupted by {}: {}; nothing was gated\n", e.signal == SIGINT ? "SIGINT" : "SIGTERM",
+               e.log.empty() ? std::string("no run was started after it")
+                             : fmt::format("the running `tipbench run` got it too and ended (its log: {})", e.log));
+    std::fflush(stderr);
+    die_of_signal(e.signal);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;

@@ -1,5 +1,6 @@
 #include "gate_session.h"
 
+#include "tipbench/child_signals.h"
 #include "tipbench/gate/merge.h"
 
 #include <fcntl.h>
@@ -32,8 +33,11 @@ std::string tail_of(const std::string& path, std::size_t chars) {
   return text.size() > chars ? text.substr(text.size() - chars) : text;
 }
 
-// Runs argv with stdout and stderr going to `log`; returns the exit status.
+// Runs argv with stdout and stderr going to `log`; returns the exit status. A SIGINT or SIGTERM
+// to the gate is passed on to the child, which is waited for (ForwardTerminationSignals, set up
+// by the gate), then ChildInterrupted is thrown; none is started after such a signal.
 int spawn_logged(const std::vector<std::string>& args, const std::string& log) {
+  if (const int signal = ForwardTerminationSignals::pending()) throw ChildInterrupted(signal, "");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -46,10 +50,9 @@ int spawn_logged(const std::vector<std::string>& args, const std::string& log) {
   const int rc = ::posix_spawn(&pid, copy[0].c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", args[0], std::strerror(rc)));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error("waitpid failed for " + args[0]);
-  }
+  const ChildEnd end = wait_forwarding_signals(pid);
+  if (end.signal != 0) throw ChildInterrupted(end.signal, log);
+  const int status = end.status;
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
 }

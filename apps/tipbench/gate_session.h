@@ -7,7 +7,9 @@
 #include "tipbench/result.h"
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tipbench::cli {
@@ -27,6 +29,15 @@ struct SessionPlan {
 struct SessionResult {
   Result base;
   Result head;
+};
+
+// A SIGINT or SIGTERM reached the gate while a child ran (it was passed on and the child waited
+// for) or before one started (`log` empty then).
+struct ChildInterrupted : std::runtime_error {
+  ChildInterrupted(int signal_number, std::string child_log)
+      : std::runtime_error("interrupted"), signal(signal_number), log(std::move(child_log)) {}
+  int signal;
+  std::string log;
 };
 
 // Throws std::runtime_error when a child cannot start or exits with anything but 0 or 1 (1: an

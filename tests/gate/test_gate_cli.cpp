@@ -6,15 +6,19 @@
 #include "tipbench/result.h"
 
 #include "child_process.h"
+#include "running_child.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "test_paths.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
 
 #ifndef TIPBENCH_BINARY
 #error "TIPBENCH_BINARY must name the tipbench executable"
@@ -208,6 +212,37 @@ TEST(GateCli, ASlugThatContradictsItsFingerprintIsExitTwoNamingBoth) {
   EXPECT_EQ(paired.code, 2) << paired.out << paired.err;
   EXPECT_TRUE(has(paired.err, "--paired")) << paired.err;
   EXPECT_TRUE(has(paired.err, "other hardware")) << paired.err;
+}
+
+// A CI runner cancelling a job signals the gate alone. The gate passes SIGTERM or SIGINT on to
+// the `run` it is waiting for, waits for it to stop, and dies of the same signal: no child is
+// left measuring. The children here are a stand-in that records the signal it got.
+TEST(GateCli, ASignalToTheGateAloneStopsItsChildToo) {
+  for (const int signal_number : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+    const auto dir = fresh_scratch_dir(signal_number == SIGTERM ? "gate_cli_sigterm" : "gate_cli_sigint");
+    const auto fake = dir / "fake-tipbench";
+    write_bytes(fake, "#!/bin/sh\n"
+                      "case \" $* \" in *\" --dry-run \"*) exit 0;; esac\n"
+                      "echo $$ > '" + (dir / "child.pid").string() + "'\n"
+                      "sleep 60 &\n"
+                      "trap 'echo got > \"" + (dir / "child.sig").string() + "\"; kill $!; exit 143' TERM INT\n"
+                      "wait $!\n");
+    ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
+    tipbench::testing::RunningChild gate({TIPBENCH_BINARY, "gate", "--base-binary", fake.string(), "--head-binary",
+                                          fake.string(), "--blocks", "3", "--out-dir", (dir / "o").string()},
+                                         dir);
+    ASSERT_TRUE(gate.started());
+    ASSERT_TRUE(gate.wait_for_file(dir / "child.pid", std::chrono::seconds(30)));
+    const pid_t child = std::stoi(read_bytes(dir / "child.pid"));
+    ::kill(gate.pid(), signal_number);
+    ASSERT_TRUE(gate.wait(std::chrono::seconds(20)));
+    EXPECT_TRUE(gate.signaled());
+    EXPECT_EQ(gate.signal(), signal_number);
+    EXPECT_TRUE(fs::exists(dir / "child.sig")) << "the child got the signal";
+    EXPECT_EQ(::kill(child, 0), -1) << "the child is gone";
+    EXPECT_TRUE(has(read_bytes(dir / "stderr.txt"), "gate: interrupted by")) << read_bytes(dir / "stderr.txt");
+  }
 }
 
 TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
