@@ -4,14 +4,16 @@
 // caches. Swapping one in is one environment variable: LD_PRELOAD=libjemalloc.so.2.
 // Baseline: glibc's malloc (LD_PRELOAD cleared). Treatments: jemalloc, tcmalloc (the minimal
 // build: no heap profiler). An allocator is chosen when a process starts, so every trial runs in
-// a fresh process started with the arm's LD_PRELOAD, and the trial checks /proc/self/maps that
-// the library it asked for is the one loaded. An allocator whose library is not installed is
-// skipped with the reason (Debian: libjemalloc2, libtcmalloc-minimal4; scripts/bootstrap.sh
+// a fresh process started with the arm's LD_PRELOAD, and the trial asks the library that serves
+// malloc which allocator it is (jemalloc's mallctl("version"), tcmalloc's tc_version): an arm
+// whose allocator does not serve malloc there is skipped with the reason, and so is an allocator
+// whose library is not installed (Debian: libjemalloc2, libtcmalloc-minimal4; scripts/bootstrap.sh
 // installs both). Two workloads: a training step, and the data loader alone (workers = cores,
 // JPEG decode + augmentation, the dataloader suite's on-disk dataset). --quick: the training
 // step, glibc vs jemalloc (a fresh process per trial is the quick suite's dearest arm).
 // Memory is the peak growth of the resident set, which every allocator's pages count in.
 #include "common/loader_workload.h"
+#include "common/malloc_provider.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/data/dataset.h"
@@ -23,7 +25,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 namespace tipbench::suites {
@@ -79,28 +80,28 @@ std::optional<std::string> find_library(const AllocatorLibrary& lib) {
   return std::nullopt;
 }
 
-// The allocator libraries mapped into this process ("" when none: glibc's malloc serves).
-std::string loaded_allocator() {
-  std::ifstream maps("/proc/self/maps");
-  for (std::string line; std::getline(maps, line);) {
-    for (const auto& lib : allocator_libraries()) {
-      if (line.find(std::string("lib") + lib.arm) != std::string::npos) return line.substr(line.find('/'));
+// The arm's allocator must be the one serving malloc in this (the trial's) process, as the
+// allocator itself reports (malloc_provider): a preload that was ignored, or a library that is
+// only named like the allocator, would measure glibc under another name. ArmUnavailable: the
+// arm is then skipped with the reason.
+MallocProvider check_provider(const std::string& arm) {
+  const MallocProvider p = malloc_provider();
+  const AllocatorLibrary* lib = library_of(arm);
+  if (lib == nullptr) {
+    if (p.kind != "glibc") {
+      throw ArmUnavailable(fmt::format("the glibc arm runs with malloc served by {} ({})", p.library, p.kind));
     }
+    return p;
   }
-  return "";
-}
-
-// Fails the trial when the process is not running the allocator the arm asked for (a preload
-// that was ignored would otherwise measure glibc twice under two names).
-void check_loaded(const std::string& arm) {
-  const std::string loaded = loaded_allocator();
-  if (library_of(arm) == nullptr && !loaded.empty()) {
-    throw std::runtime_error("the glibc arm runs with another allocator mapped: " + loaded);
+  const char* preload = std::getenv("LD_PRELOAD");
+  const std::string wanted = preload != nullptr ? preload : "";
+  if (p.kind != arm) {
+    throw ArmUnavailable(fmt::format(
+        "{}: LD_PRELOAD={} is set, but malloc is served by {}, which reports itself as {} (a library named like {} "
+        "that is something else, or a preload the loader ignored)",
+        arm, wanted.empty() ? "(nothing)" : wanted, p.library, p.kind, arm));
   }
-  if (library_of(arm) != nullptr && loaded.find(std::string("lib") + arm) == std::string::npos) {
-    throw std::runtime_error(fmt::format("LD_PRELOAD did not load {} into the trial process (mapped: {})", arm,
-                                         loaded.empty() ? "no other allocator" : loaded));
-  }
+  return p;
 }
 
 std::int64_t loader_batch(const SuiteContext& context) {
@@ -159,9 +160,9 @@ class Allocator final : public Suite {
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const override {
-    check_loaded(arm.name);
-    const std::string loaded = loaded_allocator();
-    nlohmann::json info = {{"allocator", arm.name}, {"allocator_library", loaded.empty() ? "glibc (libc.so.6)" : loaded}};
+    const MallocProvider provider = check_provider(arm.name);
+    nlohmann::json info = {{"allocator", arm.name}, {"allocator_library", provider.library},
+                           {"allocator_version", provider.version}};
     if (level(c.params, "workload") == "training") {
       return with_info(make_training_workload(context, training_spec(c)), std::move(info));
     }

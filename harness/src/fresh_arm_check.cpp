@@ -68,6 +68,9 @@ char check_suite(const std::string& self, const Suite& suite, const c10::Device&
     }
     fmt::print("skipped  {}: {}\n", suite.name(), first_line(why_skipped));
     return 's';
+  } catch (const ArmUnavailable& e) {
+    fmt::print("skipped  {}: {}\n", name, first_line(e.what()));
+    return 's';
   } catch (const std::exception& e) {
     fmt::print("failed   {}: {}\n", name, first_line(error_summary(e)));
     return 'f';

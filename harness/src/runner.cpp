@@ -116,6 +116,12 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
         // Bad input from outside (e.g. a corrupt file under --corrupt-policy fail) stops the run.
         progress.end();
         throw;
+      } catch (const ArmUnavailable& e) {
+        // Found only by the trial's own process: skipped with the reason, like a planned skip.
+        arm.status = ArmStatus::skipped;
+        arm.reason = e.what();
+        arm.trials.clear();
+        progress.note("skipped: " + arm.name + ": " + arm.reason);
       } catch (const std::exception& e) {
         // One failing arm is recorded and the run goes on with the others.
         arm.status = ArmStatus::failed;

@@ -117,8 +117,10 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
   std::remove(response.c_str());
   ::rmdir(dir.c_str());
   if (res.contains("error")) {
-    // The child's kind of error survives the process boundary: bad input stops the run.
+    // The child's kind of error survives the process boundary: bad input stops the run, an
+    // unavailable arm is skipped.
     if (res.value("input_error", false)) throw InputError(res.at("error").get<std::string>());
+    if (res.value("unavailable", false)) throw ArmUnavailable(res.at("error").get<std::string>());
     throw std::runtime_error(res.at("error").get<std::string>());
   }
   if (code != 0 || !res.contains("trial")) {
@@ -152,6 +154,9 @@ int serve_trial_request(const std::string& request_path, const std::string& resp
     if (outcome.profile) res["profile"] = profile_to_json(*outcome.profile);
   } catch (const InputError& e) {
     res = {{"error", e.what()}, {"input_error", true}};
+    code = 1;
+  } catch (const ArmUnavailable& e) {
+    res = {{"error", e.what()}, {"unavailable", true}};
     code = 1;
   } catch (const std::exception& e) {
     res = {{"error", e.what()}};

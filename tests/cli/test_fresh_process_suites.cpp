@@ -55,12 +55,41 @@ TEST(FreshProcessSuites, AllocatorTrialsRunUnderTheLibraryTheirArmPreloads) {
     ASSERT_EQ(arm.status, ArmStatus::ok) << arm.reason;
     EXPECT_EQ(arm.trials.size(), 2u);
     const std::string library = arm.info.at("allocator_library").get<std::string>();
+    const std::string version = arm.info.at("allocator_version").get<std::string>();
     if (arm.arm == "glibc") {
-      EXPECT_EQ(library, "glibc (libc.so.6)");
+      EXPECT_TRUE(contains(library, "libc.so")) << library;
     } else {
       EXPECT_TRUE(contains(library, "lib" + arm.arm)) << library;
     }
+    EXPECT_FALSE(version.empty()) << "as the allocator reports it (mallctl, tc_version, gnu_get_libc_version)";
   }
+}
+
+// A library merely named libjemalloc.so.2 (here zlib under that name, found first on
+// LD_LIBRARY_PATH) is preloaded but serves no malloc: the trial asks the library that does which
+// allocator it is, and the jemalloc arm is skipped with the reason instead of measuring glibc.
+TEST(FreshProcessSuites, ALibraryNamedLikeAnAllocatorThatIsNotOneIsSkipped) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a CPU run keeps this test short";
+  const auto dir = tipbench::testing::fresh_scratch_dir("fresh_process_fake_allocator");
+  std::filesystem::create_directories(dir / "fake");
+  std::filesystem::copy_file("/usr/lib/x86_64-linux-gnu/libz.so.1", dir / "fake" / "libjemalloc.so.2");
+  const std::string out = (dir / "r.json").string();
+  const auto o = tipbench::testing::run_child(
+      {TIPBENCH_BINARY, "run", "--quick", "--suite", "allocator", "--device", "cpu", "--blocks", "1", "--out", out},
+      dir / "out.txt", dir / "err.txt", {{"LD_LIBRARY_PATH", (dir / "fake").string()}});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto r = tipbench::read_result(out);
+  for (const auto& arm : r.suites.at(0).cases.at(0).arms) {
+    SCOPED_TRACE(arm.name);
+    if (arm.arm == "glibc") {
+      EXPECT_EQ(arm.status, ArmStatus::ok) << arm.reason;
+      continue;
+    }
+    EXPECT_EQ(arm.status, ArmStatus::skipped);
+    EXPECT_TRUE(contains(arm.reason, "malloc is served by")) << arm.reason;
+    EXPECT_TRUE(contains(arm.reason, "libc.so")) << arm.reason;
+  }
+  tipbench::testing::remove_tree(dir);
 }
 
 // --profile beside an arm that runs the profiler itself: that arm's extra profiled steps are

@@ -3,6 +3,7 @@
 // that a real trial of an arm that sets a process-wide knob (anomaly detection, the profiler, the
 // intra-op threads, deterministic algorithms) leaves the knob as it found it.
 #include "common/determinism.h"
+#include "common/malloc_provider.h"
 #include "suite_plan.h"
 #include "tipbench/registry.h"
 #include "tipbench/trial.h"
@@ -158,6 +159,14 @@ TEST(CpuThreadsSuite, TheNoteNamesTheFastestCount) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_TRUE(contains(notes[0], "fastest intra-op thread count was 2")) << notes[0];
   EXPECT_TRUE(contains(notes[0], "x1.25 [1.20, 1.30] the default's 4 threads (faster)")) << notes[0];
+}
+
+// In a process without a preload, glibc serves malloc, and says so.
+TEST(AllocatorSuite, TheMallocProviderIsAskedOfTheAllocatorItself) {
+  const auto p = tipbench::suites::malloc_provider();
+  EXPECT_EQ(p.kind, "glibc") << p.library;
+  EXPECT_NE(p.library.find("libc.so"), std::string::npos) << p.library;
+  EXPECT_FALSE(p.version.empty());
 }
 
 TEST(AllocatorSuite, EveryTrialIsAFreshProcessWithTheArmsPreload) {

@@ -30,7 +30,9 @@ using tipbench::SuiteResult;
 // "invalid" (its trials say they measured the wrong thing) or "fixed3" (asks for 3 warm-up steps).
 class ScriptedWorkload final : public tipbench::Workload {
  public:
-  explicit ScriptedWorkload(std::string arm) : arm_(std::move(arm)) {}
+  explicit ScriptedWorkload(std::string arm) : arm_(std::move(arm)) {
+    if (arm_ == "unavailable") throw tipbench::ArmUnavailable("the allocator it asked for does not serve malloc here");
+  }
   void step() override { TORCH_CHECK(arm_ != "broken", "the broken arm's step fails on purpose"); }
   std::int64_t samples_per_step() const override { return 4; }
   int fixed_warmup_steps() const override { return arm_ == "fixed3" ? 3 : 0; }
@@ -136,6 +138,20 @@ TEST(Runner, AFailedArmKeepsAOneLineReasonAndTheRunGoesOn) {
   EXPECT_EQ(r.progress.find("frame #"), std::string::npos) << "no backtrace without verbose:\n" << r.progress;
   EXPECT_EQ(arm_named(c, "ok2").status, ArmStatus::ok);
   EXPECT_EQ(arm_named(c, "ok2").trials.size(), 2u);
+}
+
+// An arm that finds, while preparing, that it cannot run here is skipped with the reason (not
+// failed), and the others run.
+TEST(Runner, AnArmUnavailableWhenPreparedIsSkippedWithTheReason) {
+  const ScriptedSuite suite({"ok", "unavailable", "ok2"}, {"m"});
+  const RunOutcome r = run(tiny_plan(suite, 2));
+  const auto& c = r.suites.at(0).cases.at(0);
+  const auto& unavailable = arm_named(c, "unavailable");
+  EXPECT_EQ(unavailable.status, ArmStatus::skipped);
+  EXPECT_EQ(unavailable.reason, "the allocator it asked for does not serve malloc here");
+  EXPECT_TRUE(unavailable.trials.empty());
+  EXPECT_EQ(arm_named(c, "ok2").trials.size(), 2u);
+  EXPECT_NE(r.progress.find("skipped: scripted/model:m/arm:unavailable"), std::string::npos) << r.progress;
 }
 
 TEST(Runner, VerbosePrintsTheWholeErrorOfAFailedArm) {

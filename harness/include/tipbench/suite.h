@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,13 @@ class Workload {
   // 1% of its files as corrupt: the throughput counts work not done); nullopt when they did. Read
   // once per trial, after metrics(). An invalid trial makes its arm `invalid`: kept, not compared.
   virtual std::optional<std::string> invalid_reason() const { return std::nullopt; }
+};
+
+// Thrown while preparing an arm that, after all, cannot run here, for a reason only the trial's
+// own process can see (which allocator its LD_PRELOAD really gave it): the runner then records
+// the arm as skipped with the reason, not as failed. Crosses the fresh-process boundary.
+struct ArmUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 enum class Isolation {
