@@ -25,6 +25,7 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -148,6 +149,9 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
     return usage_error(e.what());
   }
   if (auto problem = suite_option_problem(selected_suites(o.suites), typed)) return usage_error(*problem);
+  if (typed.contains("--rendezvous-timeout") && !rank_env && o.nproc <= 1) {
+    return usage_error("--rendezvous-timeout applies to a distributed launch (--nproc N, torchrun or srun)");
+  }
   std::string error;
   const auto device = resolve_device(o.device, error);
   if (!device) return usage_error(error);
@@ -166,7 +170,10 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
   plan.verbose = o.verbose;
   if (rank_env) {  // ranks 1..N-1 serve rank 0 here until the run ends; rank 0 goes on
     try {
-      if (auto code = distributed::join_distributed_run(*rank_env, plan.suites, plan.context)) return *code;
+      if (auto code = distributed::join_distributed_run(*rank_env, plan.suites, plan.context,
+                                                          std::chrono::seconds(o.rendezvous_timeout_s))) {
+        return *code;
+      }
     } catch (const InputError& e) {
       return usage_error(e.what());
     }
@@ -349,6 +356,11 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "with it must agree with them")
       ->check(not_a_flag() & CLI::ExistingFile);
   sub->add_flag("--verbose", o->verbose, "Print a failed arm's whole error (C++ backtrace included), not only its first line");
+  sub->add_option("--rendezvous-timeout", o->rendezvous_timeout_s,
+                  "A distributed launch (--nproc, torchrun, srun): how long a rank waits at the start for the "
+                  "rendezvous store and for every rank to join, in seconds")
+      ->check(not_a_flag() & whole_number(1, 86400))
+      ->capture_default_str();
   return {sub, [o, argv, sub] {
             // Which measurement flags were typed: with --resume they must agree with the run's, and
             // a suite's own flag needs a selected suite that declares it.

@@ -34,6 +34,7 @@ struct RunOptions {
   // Not measurement options: how this invocation behaves (never compared on --resume).
   std::string resume;  // a partial run file to finish
   bool verbose = false;
+  int rendezvous_timeout_s = 60;  // a distributed launch: the wait for the store and every rank
 };
 
 // --oversubscribe's limit: more ranks than this per core only thrash (each loads LibTorch and

@@ -67,7 +67,7 @@ int serve(const Suite& suite, const SuiteContext& context) {
 }  // namespace
 
 std::optional<int> join_distributed_run(const RankEnv& env, const std::vector<const Suite*>& suites,
-                                        const SuiteContext& context) {
+                                        const SuiteContext& context, std::chrono::seconds rendezvous_timeout) {
   if (suites.size() != 1 || suites[0]->name() != kDistributedSuite) {
     throw InputError(fmt::format("a distributed launch ({} ranks) runs only --suite {}", env.world_size,
                                  kDistributedSuite));
@@ -81,7 +81,7 @@ std::optional<int> join_distributed_run(const RankEnv& env, const std::vector<co
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     torch::set_num_threads(std::max(1, cores / std::max(1, env.local_world_size)));
   }
-  Session& session = Session::start(env, context.device);
+  Session& session = Session::start(env, context.device, rendezvous_timeout);
   if (session.leader()) return std::nullopt;
   try {
     return serve(*suites[0], context);

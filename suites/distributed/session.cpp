@@ -13,12 +13,14 @@
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 
 namespace tipbench::distributed {
 
@@ -45,13 +47,16 @@ std::string store_host(const RankEnv& env) {
   return "rank 0";
 }
 
-c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, bool host) {
+// `timeout` bounds each of the store's later blocking calls; a client's connection attempt
+// takes about twice it (c10d tries once more after a failed connect).
+c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, bool host,
+                                              std::chrono::milliseconds timeout = kStoreTimeout) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(env.master_port);
   options.isServer = host;
   options.numWorkers = std::nullopt;
   options.waitWorkers = false;
-  options.timeout = kStoreTimeout;
+  options.timeout = timeout;
   c10::intrusive_ptr<c10d::Store> store;
   try {
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
@@ -70,6 +75,27 @@ c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, bool host) {
   }
   if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
   return store;
+}
+
+// c10d logs every failed connection attempt of the rendezvous (with a backtrace) before it
+// throws; the wait below has its own one-line outcome. FATAL only while it lasts, unless the
+// user set TORCH_CPP_LOG_LEVEL (NCCL's watchdog speaks at ERROR later, and should).
+class QuietRendezvous {
+ public:
+  QuietRendezvous() : before_(FLAGS_caffe2_log_level) {
+    constexpr int kFatal = 3;
+    if (std::getenv("TORCH_CPP_LOG_LEVEL") == nullptr) FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, kFatal);
+  }
+  ~QuietRendezvous() { FLAGS_caffe2_log_level = before_; }
+  QuietRendezvous(const QuietRendezvous&) = delete;
+  QuietRendezvous& operator=(const QuietRendezvous&) = delete;
+
+ private:
+  int before_;
+};
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "));
 }
 
 }  // namespace
@@ -92,7 +118,7 @@ Session::~Session() {
   }
 }
 
-Session& Session::start(const RankEnv& env, const c10::Device& device) {
+Session& Session::start(const RankEnv& env, const c10::Device& device, std::chrono::seconds rendezvous_timeout) {
   std::lock_guard<std::mutex> lock(start_mutex());
   auto& session = the_session();
   if (session) throw std::logic_error("the distributed session is started twice");
@@ -101,7 +127,7 @@ Session& Session::start(const RankEnv& env, const c10::Device& device) {
   initialize_device(rank_device);  // a follower's first allocator call must find CUDA initialised
   quiet_c10d_warnings();
   session.reset(new Session(env, rank_device));
-  session->connect();
+  session->connect(rendezvous_timeout);
   return *session;
 }
 
@@ -129,11 +155,20 @@ Session& Session::current_or_solo(const c10::Device& device) {
   return *session;
 }
 
-void Session::connect() {
+void Session::connect(std::chrono::seconds rendezvous_timeout) {
   const bool host = !env_.store_hosted && env_.rank == 0;
-  store_ = connect_store(env_, host);
-  // The watchdog's own connection: a heartbeat never queues behind a blocked `get`.
-  watchdog_store_ = connect_store(env_, false);
+  const auto deadline = std::chrono::steady_clock::now() + rendezvous_timeout;
+  {
+    QuietRendezvous quiet;
+    if (host) {
+      store_ = connect_store(env_, true);
+    } else {
+      reach_store(deadline, rendezvous_timeout);
+    }
+    // The watchdog's own connection: a heartbeat never queues behind a blocked `get`.
+    watchdog_store_ = connect_store(env_, false);
+    wait_for_every_rank(deadline, rendezvous_timeout);
+  }
   control_ = make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store_), env_.rank,
                              env_.world_size, env_.master_addr);
   // Followers wait on commands while the leader runs other arms: no collective timeout there.
@@ -146,6 +181,48 @@ void Session::connect() {
   watchdog_store_->set(fmt::format("hb/{}", env_.rank), std::string("0 0"));
   control_->barrier()->wait();  // every rank is in and has a heartbeat key
   if (env_.world_size > 1) watchdog_ = std::thread([this] { watch(); });
+}
+
+// A client's connection attempts, each short, until the store answers or the deadline passes.
+void Session::reach_store(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout) {
+  constexpr std::chrono::milliseconds kAttempt{2000};
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    try {
+      store_ = connect_store(env_, false, std::max(std::chrono::milliseconds(100), std::min(left, kAttempt)));
+      return;
+    } catch (const std::exception&) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw InputError(fmt::format(
+            "rank {}: waited {} s (--rendezvous-timeout) for the rendezvous store at {}:{}, which {} hosts; it never "
+            "came up (is it running, with this MASTER_ADDR and MASTER_PORT?)",
+            env_.rank, timeout.count(), env_.master_addr, env_.master_port, store_host(env_)));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+// Every rank says it is here; all wait (one deadline with the store's) until all are, so the
+// process groups that follow find every peer at once, and a missing rank is named.
+void Session::wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout) {
+  auto key = [](int rank) { return fmt::format("rdzv/joined/{}", rank); };
+  store_->set(key(env_.rank), std::string("1"));
+  std::vector<std::string> keys;
+  for (int r = 0; r < env_.world_size; ++r) keys.push_back(key(r));
+  while (!store_->check(keys)) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::vector<int> missing;
+      for (int r = 0; r < env_.world_size; ++r) {
+        if (!store_->check({key(r)})) missing.push_back(r);
+      }
+      throw InputError(fmt::format("rank {}: waited {} s (--rendezvous-timeout) for {} of {} to join the rendezvous "
+                                   "at {}:{}; {} never came",
+                                   env_.rank, timeout.count(), ranks_text(missing), env_.world_size, env_.master_addr,
+                                   env_.master_port, missing.size() == 1 ? "it" : "they"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 // What torch.distributed's _new_process_group_helper does with one backend: a ProcessGroup over

@@ -38,6 +38,9 @@ enum class Op : std::int64_t { prepare = 1, step, begin_measurement, metrics, re
 inline constexpr std::chrono::seconds kHeartbeatPeriod{1};
 inline constexpr std::chrono::seconds kStaleAfter{10};
 inline constexpr std::chrono::seconds kCollectiveTimeout{30};
+// How long a rank waits at the start for the rendezvous store and for every rank to join
+// (`run --rendezvous-timeout`).
+inline constexpr std::chrono::seconds kDefaultRendezvousTimeout{60};
 
 // c10d logs every failed store call as a warning with a 30-frame C++ backtrace before it throws;
 // a rank's own one-line error says the same. Raises c10's log level to ERROR unless the user set
@@ -46,9 +49,12 @@ void quiet_c10d_warnings();
 
 class Session {
  public:
-  // Joins the run `env` describes: connects to (or hosts) the store, builds the groups, waits for
-  // every rank, starts the watchdog. Throws InputError for a port in use or an unreachable store.
-  static Session& start(const RankEnv& env, const c10::Device& device);
+  // Joins the run `env` describes: connects to (or hosts) the store, waits for every rank, builds
+  // the groups, starts the watchdog. The store and the other ranks get one wait of
+  // `rendezvous_timeout` in all (c10d's own messages quiet meanwhile). Throws InputError for a
+  // port in use, or naming what did not come in time (the store, or which ranks).
+  static Session& start(const RankEnv& env, const c10::Device& device,
+                        std::chrono::seconds rendezvous_timeout = kDefaultRendezvousTimeout);
   // The running session, else a world-size-1 one (an in-process store, no watchdog).
   static Session& current_or_solo(const c10::Device& device);
   static Session* current();
@@ -91,7 +97,9 @@ class Session {
 
  private:
   Session(RankEnv env, c10::Device device);
-  void connect();
+  void connect(std::chrono::seconds rendezvous_timeout);
+  void reach_store(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout);
+  void wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout);
   void make_gradient_group(const c10::intrusive_ptr<c10d::Store>& store);
   void watch();
   [[noreturn]] void fail(const std::string& message);

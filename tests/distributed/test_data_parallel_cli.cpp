@@ -208,6 +208,49 @@ TEST(DataParallelFaults, ARendezvousPortInUseIsAClearError) {
   tipbench::testing::remove_tree(dir);
 }
 
+// A port nothing listens on (the kernel picked it, then it was closed).
+std::string unused_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return std::to_string(ntohs(addr.sin_port));
+}
+
+// A rank whose peers never come waits once (--rendezvous-timeout), then says in one line what it
+// waited for: c10d's own log lines and backtraces stay quiet, nothing is written.
+TEST(DataParallelFaults, ARankWhosePeersNeverComeWaitsOnceAndSaysSo) {
+  const auto dir = fresh_scratch_dir("dp_rendezvous");
+  const std::string port = unused_port();
+  auto args = quick_run(dir / "r.json");
+  args.insert(args.end(), {"--rendezvous-timeout", "2"});
+  // Rank 1 alone: the store rank 0 would host never comes up.
+  auto o = run(args, dir, {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+  EXPECT_LT(o.seconds, 15) << o.err;
+  EXPECT_TRUE(contains(o.err, "rank 1: waited 2 s (--rendezvous-timeout) for the rendezvous store")) << o.err;
+  EXPECT_TRUE(contains(o.err, "which rank 0 hosts")) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_FALSE(contains(o.err, "[c10d]")) << o.err;
+  EXPECT_FALSE(contains(o.err, "frame #")) << o.err;
+  // Rank 0 alone: it hosts the store, and rank 1 never joins.
+  o = run(args, dir, {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", unused_port()}});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+  EXPECT_LT(o.seconds, 15) << o.err;
+  EXPECT_TRUE(contains(o.err, "rank 0: waited 2 s (--rendezvous-timeout) for rank 1 of 2 to join")) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "r.json"));
+  // Outside a distributed launch the flag has nothing to bound.
+  o = run({TIPBENCH_BINARY, "run", "--suite", "data_parallel", "--rendezvous-timeout", "5"}, dir);
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(o.err, "applies to a distributed launch")) << o.err;
+  tipbench::testing::remove_tree(dir);
+}
+
 TEST(DataParallelLaunch, NprocWithAnotherSuiteIsAUsageError) {
   const auto dir = fresh_scratch_dir("dp_usage");
   const auto o = run({TIPBENCH_BINARY, "run", "--suite", "zero_grad", "--nproc", "2", "--out", (dir / "r.json").string()},
