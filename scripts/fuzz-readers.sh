@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the file readers (result, stored baseline, gate config, dataset manifest, partial run) with
+# Fuzzes the file readers (result, stored baseline, gate config, dataset manifest, partial run with
+# its options read and checked as the command line's) with
 # AddressSanitizer and UndefinedBehaviorSanitizer: builds them alone with clang (no LibTorch:
 # about a minute), runs the reader fuzz test's corpus under the sanitizers, then libFuzzer on
 # each reader for SECONDS (default 60), starting from the real files. Exit 0: nothing found.
@@ -32,9 +33,11 @@ for reader in result baseline gate_config manifest partial_run; do
     manifest) cp "$build/data/reader_fuzz_manifest/seed_dataset/manifest.json" "$corpus/seed.json" ;;
     partial_run) cp "$build/data/reader_fuzz_partial_run/seed_partial/seed.partial" "$corpus/seed.json" ;;
   esac
+  dict=()
+  [[ $reader == partial_run ]] && dict=(-dict=tests/fuzz/partial_run.dict)  # reaches the option fields
   log "libFuzzer on the $reader reader for ${seconds}s"
   if ! TIPBENCH_FUZZ_READER=$reader "$build/fuzz_readers" -max_total_time="$seconds" -max_len=65536 \
-       -artifact_prefix="$findings/" -print_final_stats=1 "$corpus" 2> "$build/fuzz_$reader.log"; then
+       "${dict[@]}" -artifact_prefix="$findings/" -print_final_stats=1 "$corpus" 2> "$build/fuzz_$reader.log"; then
     log "$reader: FOUND a crash; see $build/fuzz_$reader.log and $findings/"
     status=1
   fi

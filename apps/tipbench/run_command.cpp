@@ -63,7 +63,9 @@ std::vector<const Suite*> selected_suites(const std::vector<std::string>& names)
   if (std::find(names.begin(), names.end(), "all") != names.end()) return all_suites();
   std::vector<const Suite*> out;
   for (const auto& n : names) {
-    if (auto* s = find_suite(n); s && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    const Suite* s = find_suite(n);
+    if (s == nullptr) throw InputError(fmt::format("'{}' is not a suite", n));  // never dropped silently
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   }
   return out;
 }
@@ -134,7 +136,6 @@ std::optional<std::string> rank_count_problem(const RunOptions& o, const c10::De
 }
 
 int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std::string>& argv) {
-  const bool other_flags = !typed.empty();
   // A distributed launch: a launcher's variables (torchrun, srun, our own --nproc) make this
   // process one rank; without them, --nproc N makes it the launcher of N local ranks.
   std::optional<distributed::RankEnv> rank_env;
@@ -143,7 +144,7 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
     rank_env = distributed::rank_env_from_environment();
     if (!o.resume.empty()) {
       if (rank_env || o.nproc > 1) return usage_error("--resume finishes a single-process run; a distributed run is started again");
-      if (auto problem = resume_options(o, other_flags, partial)) return usage_error(*problem);
+      if (auto problem = resume_options(o, typed, partial)) return usage_error(*problem);
     }
   } catch (const InputError& e) {
     return usage_error(e.what());
@@ -268,7 +269,15 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
   }
   if (!partial_path.empty()) {
     remove_interrupt_notice();
-    std::remove(partial_path.c_str());
+    // The partial file goes only once the result holds every case it kept.
+    const auto written = finished_cases_of(result);
+    const bool complete = std::all_of(plan.finished_cases.begin(), plan.finished_cases.end(),
+                                      [&](const auto& kept) { return written.contains(kept.first); });
+    if (complete) {
+      std::remove(partial_path.c_str());
+    } else {
+      fmt::print(stderr, "warning: {} kept: the result lacks cases it holds\n", partial_path);
+    }
   }
   reports::print_run_summary(result, stdout);
   fmt::print("\nwrote {}\n", o.out);
@@ -321,12 +330,12 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   sub->add_option("--device", o->device, "auto (cuda:0 if present, else cpu), cpu, cuda or cuda:N")
       ->capture_default_str();
   sub->add_option("--batch-size", o->batch_size, "Samples per step; default: per model and device")
-      ->check(not_a_flag() & whole_number(1, 1'000'000'000));
+      ->check(not_a_flag() & whole_number(kBatchSizeRange.min, kBatchSizeRange.max));
   sub->add_flag("--quick", o->quick, "Tiny budget for CI and smoke runs (6 blocks of short trials)");
   sub->add_option("--blocks", o->blocks, "Blocks (one trial of every arm each); default 10, 8 with --quick")
-      ->check(CLI::Range(1, 10000));
+      ->check(not_a_flag() & whole_number(kBlocksRange.min, kBlocksRange.max));
   sub->add_option("--threshold", o->threshold_pct, "Practical threshold for a verdict, in percent (default 2)")
-      ->check(real_number(0.01, 100.0));
+      ->check(real_number(kThresholdPctRange.min, kThresholdPctRange.max));
   sub->add_option("--out", o->out,
                   "Result file; default results/runs/<UTC timestamp>-<host>.json. Finished cases are kept in "
                   "<out>.partial while the run goes on")
@@ -337,11 +346,11 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   sub->add_option("--inject-slowdown", o->inject_slowdown_pct,
                   "TEST KNOB: slow every timed step down by PCT percent on purpose, to calibrate the "
                   "regression gate (recorded in the result; never a real measurement)")
-      ->check(real_number(0.0, 1000.0));
+      ->check(real_number(kInjectSlowdownPctRange.min, kInjectSlowdownPctRange.max));
   sub->add_option("--nproc", o->nproc,
                   "data_parallel: launch N local ranks (one per GPU, or per CPU core) and reap them; ignored "
                   "under torchrun or srun, whose variables say the rank (docs/distributed.md)")
-      ->check(CLI::Range(1, 1024))
+      ->check(not_a_flag() & whole_number(kNprocRange.min, kNprocRange.max))
       ->capture_default_str();
   sub->add_flag("--oversubscribe", o->oversubscribe,
                 fmt::format("data_parallel on a CPU: allow more ranks than cores, up to {} per core",

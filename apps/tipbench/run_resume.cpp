@@ -7,21 +7,22 @@
 
 namespace tipbench::cli {
 
-// --resume FILE: the options of the interrupted run. Flags given with it must agree with them.
-std::optional<std::string> resume_options(RunOptions& o, bool other_flags, PartialRun& partial) {
-  partial = read_partial_run(o.resume);  // InputError: caught by the caller
-  RunOptions recorded = run_options_from_json(partial.run_options);
-  if (other_flags) {
-    RunOptions here = o;
-    if (here.out.empty()) here.out = recorded.out;
-    if (const auto diffs = run_option_differences(here, recorded); !diffs.empty()) {
-      return fmt::format("--resume {}: this command's options differ from the interrupted run's ({}); run "
-                         "`tipbench run --resume {}` alone to finish it as it was started",
-                         o.resume, fmt::join(diffs, "; "), o.resume);
-    }
+// --resume FILE: the options of the interrupted run, checked as the command line's would be.
+// Flags given with it must agree with them; only those given are compared.
+std::optional<std::string> resume_options(RunOptions& o, const std::set<std::string>& typed, PartialRun& partial) {
+  ResumeFile file = read_resume_file(o.resume, run_option_catalogue());  // InputError: caught by the caller
+  partial = std::move(file.partial);
+  RunOptions recorded = std::move(file.options);
+  RunOptions here = o;
+  if (here.out.empty()) here.out = recorded.out;
+  if (const auto diffs = run_option_differences(here, recorded, typed); !diffs.empty()) {
+    return fmt::format("--resume {}: this command's options differ from the interrupted run's ({}); run "
+                       "`tipbench run --resume {}` alone to finish it as it was started",
+                       o.resume, fmt::join(diffs, "; "), o.resume);
   }
   recorded.resume = o.resume;
   recorded.verbose = o.verbose;
+  recorded.rendezvous_timeout_s = o.rendezvous_timeout_s;
   o = recorded;
   return std::nullopt;
 }

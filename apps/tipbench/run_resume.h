@@ -1,7 +1,7 @@
 // Internal to the CLI: finishing an interrupted run (`tipbench run --resume FILE`). The partial
 // file holds the run's options and its finished cases; the machine, build and options must be
 // the run's own. Example:
-//   if (auto problem = resume_options(options, other_flags_typed, partial)) return usage_error(*problem);
+//   if (auto problem = resume_options(options, typed_flags, partial)) return usage_error(*problem);
 #pragma once
 
 #include "run_options.h"
@@ -9,13 +9,16 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace tipbench::cli {
 
-// Reads o.resume into `partial` (throws InputError) and replaces o's measurement options with the
-// run's. When flags were typed with --resume, they must agree with the run's: else the reason.
-std::optional<std::string> resume_options(RunOptions& o, bool other_flags, PartialRun& partial);
+// Reads o.resume into `partial` (throws InputError, also for options the command line would have
+// refused, or that disagree with the settings the result recorded) and replaces o's measurement
+// options with the run's. The flags in `typed` (as typed with --resume) must agree with the
+// run's: else the reason. Flags not typed are never compared.
+std::optional<std::string> resume_options(RunOptions& o, const std::set<std::string>& typed, PartialRun& partial);
 
 // Why the finished cases cannot be finished here (another fingerprint, build or device), if so.
 std::optional<std::string> resume_context_problem(const RunContext& here, const RunContext& recorded,

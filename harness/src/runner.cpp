@@ -13,6 +13,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 namespace tipbench {
@@ -157,15 +158,25 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
   }
   std::vector<std::vector<PlannedCase>> planned;
   int total_trials = 0;
+  std::set<std::string> planned_names;
   for (const Suite* suite : plan.suites) {
     const auto staging = staging_errors.find(suite);
     planned.push_back(plan_cases(*suite, plan.context, staging == staging_errors.end() ? "" : staging->second));
+    for (const auto& p : planned.back()) planned_names.insert(p.result.name);
     for (const auto& p : planned.back()) {
       if (plan.finished_cases.contains(p.result.name)) continue;
       total_trials += static_cast<int>(p.runnable.size()) * plan.settings.blocks;
       for (const auto& arm : p.result.arms) {
         if (arm.status == ArmStatus::skipped) progress.note("skipped: " + arm.name + ": " + arm.reason);
       }
+    }
+  }
+  // A resumed run's finished cases must be cases of this plan: one the plan lacks would be lost.
+  for (const auto& [name, kept] : plan.finished_cases) {
+    if (!planned_names.contains(name)) {
+      throw InputError(fmt::format("the finished case {} is not in this run's plan: the run's options do not "
+                                   "describe the cases it kept",
+                                   name));
     }
   }
   progress.begin(total_trials);

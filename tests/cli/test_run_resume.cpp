@@ -16,6 +16,7 @@
 #include <signal.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #ifndef TIPBENCH_BINARY
@@ -151,7 +152,30 @@ TEST(RunResume, KillNineLeavesTheFinishedCaseOnDisk) {
   EXPECT_TRUE(has(o.err, "not a partial run file")) << o.err;
   fs::remove(dir / "result.json");
 
-  o = resume(dir, logs);
+  // Options a command line could not have given, or that disagree with the settings the kept
+  // case was measured with: refused by name before anything runs, and the file is kept.
+  const auto original = nlohmann::json::parse(read_bytes(dir / "r.json.partial"));
+  for (const auto& [pointer, value, says] : std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+           {"/run_options/suites", {"zero_grad", "no_such_suite"}, "'no_such_suite' is not a suite"},
+           {"/run_options/blocks", -5, "--blocks: -5"},
+           {"/run_options/threshold_pct", -3, "--threshold"},
+           {"/run_options/suite_options/bucket-mb", "nan", "--bucket-mb"},
+           {"/run_options/blocks", 4, "disagree with the settings its result recorded"}}) {
+    SCOPED_TRACE(pointer);
+    auto damaged = original;
+    damaged[nlohmann::json::json_pointer(pointer)] = value;
+    write_bytes(dir / "damaged.partial", damaged.dump());
+    o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "damaged.partial").string()},
+                                     logs / "o.out", logs / "o.err");
+    EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+    EXPECT_TRUE(has(o.err, says)) << o.err;
+    EXPECT_TRUE(fs::exists(dir / "damaged.partial")) << "a refused resume keeps the file";
+    EXPECT_FALSE(fs::exists(dir / "r.json"));
+  }
+  fs::remove(dir / "damaged.partial");
+
+  // A flag given with --resume is compared only with itself: --quick agrees with the run.
+  o = resume(dir, logs, {"--quick"});
   ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
   expect_resumed_result(dir, kept);
 }

@@ -5,6 +5,7 @@
 #include "tipbench/gate/compare.h"
 #include "tipbench/gate/gate_config.h"
 #include "tipbench/partial_run.h"
+#include "tipbench/recorded_options.h"
 #include "tipbench/result.h"
 
 #include <sys/stat.h>
@@ -19,8 +20,8 @@ namespace tipbench::fuzz {
 
 namespace {
 
-// The slug under which the baseline store keeps the fuzzed file (any safe name does).
-constexpr const char* kSlug = "cpu-fuzz";
+// The slug under which the baseline store keeps the fuzzed file.
+constexpr const char* kSlug = "cpu-amd-epyc-2c_torch2.11.0";  // the seed's own: a stored file sits under its slug
 
 void make_dir(const std::string& path) {
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -106,15 +107,33 @@ Outcome feed_manifest(const std::string& bytes, const std::string& dir) {
   }
 }
 
-// `run --resume FILE`: the partial run file of an interrupted run (its result goes on as a result).
+// What a partial file's options may name in the fuzzed build (the CLI's catalogue needs the
+// registered suites, which link LibTorch): a few suites, models and declared options.
+const RunOptionCatalogue& fuzz_catalogue() {
+  static const RunOptionCatalogue catalogue{
+      {"zero_grad", "conv_bias", "data_parallel", "dataloader"},
+      {"small_cnn", "resnet18"},
+      {SuiteOption{.name = "bucket-mb", .type = OptionType::number, .default_value = "25", .help = "", .min = 0.001, .max = 4096},
+       SuiteOption{.name = "corrupt-policy", .type = OptionType::choice, .default_value = "skip", .help = "",
+                   .choices = {"skip", "fail"}},
+       SuiteOption{.name = "loader-only", .type = OptionType::flag, .default_value = "false", .help = ""},
+       SuiteOption{.name = "data", .type = OptionType::text, .default_value = "", .help = ""}}};
+  return catalogue;
+}
+
+// `run --resume FILE`: the partial run file of an interrupted run, its options read and checked as
+// the command line's (its result goes on as a result), and then used as the run uses them.
 Outcome feed_partial_run(const std::string& bytes, const std::string& dir) {
   make_dir(dir + "/partial");
   const std::string path = dir + "/partial/run.json.partial";
   write(path, bytes);
   try {
-    const PartialRun p = read_partial_run(path);
-    (void)to_json_document(p.result).dump();
-    (void)count_cases(p.result);
+    const ResumeFile r = read_resume_file(path, fuzz_catalogue());
+    (void)to_json_document(r.partial.result).dump();
+    (void)count_cases(r.partial.result);
+    (void)run_options_to_json(r.options).dump();
+    (void)measure_settings_from(r.options);
+    (void)run_option_differences(r.options, r.options, {"--suite", "--blocks", "--bucket-mb"});
     return Outcome::parsed;
   } catch (const InputError&) {
     return Outcome::rejected;
@@ -144,17 +163,20 @@ std::string seed_manifest(const std::string& dir) {
   return read(dir + "/" + data::kManifestName);
 }
 
-// A partial run file as `run` keeps it: the example result's first suite as the finished case
-// and the options a --quick run records.
+// A partial run file as `run` keeps it: the example result's first suite as the finished case,
+// the options a `--quick --suite zero_grad` run records, and the settings they give.
 std::string seed_partial_run(const std::string& source_dir, const std::string& dir) {
+  RunOptions options;
+  options.suites = {"zero_grad"};
+  options.quick = true;
+  options.out = "results/runs/x.json";
+  options.suite_options = {{"bucket-mb", "25"}, {"corrupt-policy", "skip"}, {"loader-only", "false"}, {"data", ""}};
   PartialRun p;
-  p.out = "results/runs/x.json";
-  p.run_options = nlohmann::json::parse(R"({"suites": ["all"], "models": [], "device": "auto", "batch_size": 0,
-      "quick": true, "blocks": 0, "threshold_pct": 0, "out": "results/runs/x.json", "seed": 0,
-      "inject_slowdown_pct": 0, "data_dir": "", "loader_only": false, "corrupt_policy": "skip", "nproc": 1,
-      "oversubscribe": false, "bucket_mb": 25})");
+  p.out = options.out;
+  p.run_options = run_options_to_json(options);
   p.result = read_result(source_dir + "/docs/examples/result-v1.json");
   p.result.suites.resize(1);
+  p.result.context.settings = measure_settings_from(options);
   make_dir(dir);
   write_partial_run(p, dir + "/seed.partial");
   return read(dir + "/seed.partial");

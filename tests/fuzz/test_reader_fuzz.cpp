@@ -162,6 +162,27 @@ TEST(ReaderFuzzFound, ResultRefusalNamesTheKey) {
   }
 }
 
+// A partial file's options are read as the command line's: what no flag could have given is
+// refused, and so are options that disagree with the settings the kept cases were measured with.
+TEST(ReaderFuzzFound, PartialRunOptionsAreCheckedAsTheFlagsAre) {
+  EXPECT_EQ(feed("partial_run", seed_with("partial_run", "/run_options/blocks", 0)), fuzz::Outcome::parsed)
+      << "the seed itself reads";
+  for (const auto& [pointer, value] : std::vector<std::pair<std::string, nlohmann::ordered_json>>{
+           {"/run_options/blocks", -5},
+           {"/run_options/blocks", 1e300},
+           {"/run_options/suites", nlohmann::ordered_json::array({"no_such_suite"})},
+           {"/run_options/suites", nlohmann::ordered_json::array()},
+           {"/run_options/threshold_pct", -3},
+           {"/run_options/inject_slowdown_pct", 2000},
+           {"/run_options/suite_options/bucket-mb", "nan"},
+           {"/run_options/suite_options/corrupt-policy", "sometimes"},
+           {"/run_options/device", "tpu"},
+           {"/run_options/nproc", 0},
+           {"/run_options/blocks", 4}}) {  // a valid number that is not the recorded settings' 6
+    EXPECT_EQ(feed("partial_run", seed_with("partial_run", pointer, value)), fuzz::Outcome::rejected) << pointer;
+  }
+}
+
 TEST(ReaderFuzzFound, ManifestThatARunCannotUseIsRefused) {
   // Sizes whose sum overflows int64 (Manifest::total_bytes was signed overflow).
   auto big = nlohmann::ordered_json::parse(seed_with("manifest", "/files/0/bytes", INT64_MAX));

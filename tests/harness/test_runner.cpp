@@ -254,6 +254,18 @@ TEST(Runner, BadInputInAPreparationStillStopsTheRun) {
   EXPECT_THROW(run(tiny_plan(unprepared, 1)), tipbench::InputError);
 }
 
+// A resumed run's kept case that the plan does not contain would be dropped from the result and
+// lost with the partial file: refused before anything is measured.
+TEST(Runner, AFinishedCaseOutsideThePlanIsRefusedBeforeAnyTrial) {
+  const ScriptedSuite suite({"ok", "ok2"}, {"a"});
+  auto plan = tiny_plan(suite, 1);
+  CaseResult kept;
+  kept.name = "scripted/model:gone";
+  plan.finished_cases.emplace(kept.name, kept);
+  EXPECT_THROW(run(plan), tipbench::InputError);
+  EXPECT_TRUE(suite.prepared.empty()) << "nothing was measured";
+}
+
 // An environment is what a fresh process starts with: an in-process suite that asks for one
 // (it would be silently ignored) is a bug of the suite, refused before anything runs.
 class InProcessSuiteWithAnEnvironment final : public tipbench::Suite {

@@ -1,0 +1,87 @@
+// The options of `tipbench run` as the flags set them, and as a partial run file records them
+// so that `run --resume FILE` finishes the run with the same ones. No LibTorch here: the reader
+// of a partial file is fuzzed with the other file readers (scripts/fuzz-readers.sh). A recorded
+// option is checked by the very rules the command line's flag is (one range per flag, kept
+// here), and against the settings the recorded result says it ran with. Example:
+//   const ResumeFile r = read_resume_file("r.json.partial", catalogue);   // InputError when damaged
+//   auto diffs = run_option_differences(here, r.options, typed_flags);    // {"--blocks: 10 here, 8 in ..."}
+#pragma once
+
+#include "tipbench/partial_run.h"
+#include "tipbench/settings.h"
+#include "tipbench/suite_options.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tipbench {
+
+struct RunOptions {
+  std::vector<std::string> suites{"all"};
+  std::vector<std::string> models;
+  std::string device = "auto";
+  std::int64_t batch_size = 0;
+  bool quick = false;
+  int blocks = 0;  // 0: the preset's
+  double threshold_pct = 0;
+  std::string out;  // "": results/runs/<UTC timestamp>-<host>.json, fixed when the run starts
+  std::uint64_t seed = 0;
+  double inject_slowdown_pct = 0;  // gate-calibration test knob (docs/gate.md)
+  std::string profile_dir;         // --profile: Kineto traces per arm after its last trial ("": off)
+  int nproc = 1;                   // > 1: launch this many local ranks (data_parallel)
+  bool oversubscribe = false;      // CPU: allow more ranks than cores (up to kRanksPerCoreOversubscribed)
+  // The options suites declare (Suite::options), every one with its value or its default.
+  SuiteOptionValues suite_options;
+  // Not measurement options: how this invocation behaves (never recorded, never compared).
+  std::string resume;  // a partial run file to finish
+  bool verbose = false;
+  int rendezvous_timeout_s = 60;  // a distributed launch: the wait for the store and every rank
+};
+
+// --oversubscribe's limit: more ranks than this per core only thrash (each loads LibTorch and
+// spins its own intra-op threads), and at hundreds of ranks the machine runs out of memory.
+inline constexpr int kRanksPerCoreOversubscribed = 4;
+
+// The accepted range of each numeric flag, shared by the command line's checks and the recorded
+// options' (0 means "the preset's" for --blocks, --threshold and --batch-size).
+template <typename T>
+struct OptionRange {
+  T min, max;
+};
+inline constexpr OptionRange<std::int64_t> kBlocksRange{1, 10000};
+inline constexpr OptionRange<std::int64_t> kBatchSizeRange{1, 1'000'000'000};
+inline constexpr OptionRange<std::int64_t> kNprocRange{1, 1024};
+inline constexpr OptionRange<double> kThresholdPctRange{0.01, 100.0};
+inline constexpr OptionRange<double> kInjectSlowdownPctRange{0.0, 1000.0};
+
+// What a recorded option may name: the suites, models and suite options of this build.
+struct RunOptionCatalogue {
+  std::vector<std::string> suites;
+  std::vector<std::string> models;
+  std::vector<SuiteOption> options;
+};
+
+nlohmann::json run_options_to_json(const RunOptions& o);    // without the invocation's own options
+RunOptions run_options_from_json(const nlohmann::json& j);  // throws InputError on a bad document
+// Why these options could not have come from the command line (each problem as the flag's own
+// check words it); empty when they could.
+std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptionCatalogue& catalogue);
+// "--blocks: 10 here, 8 in the partial run", per measurement option that differs, among the flags
+// in `typed` (as typed: "--blocks", "--bucket-mb"): a flag not given does not disagree.
+std::vector<std::string> run_option_differences(const RunOptions& here, const RunOptions& recorded,
+                                                const std::set<std::string>& typed);
+MeasureSettings measure_settings_from(const RunOptions& o);
+
+struct ResumeFile {
+  PartialRun partial;
+  RunOptions options;
+};
+// read_partial_run, then its options read and checked (run_option_problems) and compared with the
+// settings its result recorded. Throws InputError naming the file and the first problems.
+ResumeFile read_resume_file(const std::string& path, const RunOptionCatalogue& catalogue);
+
+}  // namespace tipbench

@@ -1,0 +1,187 @@
+#include "tipbench/recorded_options.h"
+
+#include "tipbench/error_text.h"
+#include "tipbench/json_number.h"
+#include "tipbench/real_number.h"
+#include "tipbench/result.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+namespace tipbench {
+
+namespace {
+
+// One table of (key, flag) keeps the JSON, the comparison and its messages in step.
+struct Field {
+  const char* key;
+  const char* flag;
+};
+constexpr Field kFields[] = {
+    {"suites", "--suite"},         {"models", "--model"},          {"device", "--device"},
+    {"batch_size", "--batch-size"}, {"quick", "--quick"},          {"blocks", "--blocks"},
+    {"threshold_pct", "--threshold"}, {"out", "--out"},            {"seed", "--seed"},
+    {"inject_slowdown_pct", "--inject-slowdown"}, {"profile_dir", "--profile"}, {"nproc", "--nproc"},
+    {"oversubscribe", "--oversubscribe"},
+};
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+template <typename T>
+bool within(T value, OptionRange<T> r) {
+  return value >= r.min && value <= r.max;
+}
+
+std::string real_problem(const char* flag, double value, OptionRange<double> r, bool zero_is_preset) {
+  if (!std::isfinite(value)) return fmt::format("{}: {} is not a finite number", flag, value);
+  if (zero_is_preset && value == 0) return "";
+  if (!within(value, r)) return fmt::format("{}: {:g} is not a number from {:g} to {:g}", flag, value, r.min, r.max);
+  return "";
+}
+
+std::string whole_problem(const char* flag, std::int64_t value, OptionRange<std::int64_t> r, bool zero_is_preset) {
+  if (zero_is_preset && value == 0) return "";
+  if (!within(value, r)) return fmt::format("{}: {} is not a whole number from {} to {}", flag, value, r.min, r.max);
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json run_options_to_json(const RunOptions& o) {
+  return {{"suites", o.suites},
+          {"models", o.models},
+          {"device", o.device},
+          {"batch_size", o.batch_size},
+          {"quick", o.quick},
+          {"blocks", o.blocks},
+          {"threshold_pct", o.threshold_pct},
+          {"out", o.out},
+          {"seed", o.seed},
+          {"inject_slowdown_pct", o.inject_slowdown_pct},
+          {"profile_dir", o.profile_dir},
+          {"nproc", o.nproc},
+          {"oversubscribe", o.oversubscribe},
+          {"suite_options", o.suite_options}};
+}
+
+RunOptions run_options_from_json(const nlohmann::json& j) {
+  RunOptions o;
+  try {
+    o.suites = j.at("suites").get<std::vector<std::string>>();
+    o.models = j.at("models").get<std::vector<std::string>>();
+    o.device = j.at("device").get<std::string>();
+    o.batch_size = json_integer<std::int64_t>(j, "batch_size");
+    o.quick = j.at("quick").get<bool>();
+    o.blocks = json_integer<int>(j, "blocks");
+    o.threshold_pct = j.at("threshold_pct").get<double>();
+    o.out = j.at("out").get<std::string>();
+    o.seed = json_integer<std::uint64_t>(j, "seed");
+    o.inject_slowdown_pct = j.at("inject_slowdown_pct").get<double>();
+    o.profile_dir = j.at("profile_dir").get<std::string>();
+    o.nproc = json_integer<int>(j, "nproc");
+    o.oversubscribe = j.at("oversubscribe").get<bool>();
+    o.suite_options = j.at("suite_options").get<SuiteOptionValues>();
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("the run's options are damaged: {}", e.what()));
+  }
+  return o;
+}
+
+std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptionCatalogue& catalogue) {
+  std::vector<std::string> out;
+  auto add = [&](std::string problem) {
+    if (!problem.empty()) out.push_back(std::move(problem));
+  };
+  if (o.suites.empty()) add("--suite: no suite");
+  for (const auto& s : o.suites) {
+    if (s != "all" && !contains(catalogue.suites, s)) add(fmt::format("--suite: '{}' is not a suite", abbreviated(s)));
+  }
+  for (const auto& m : o.models) {
+    if (!contains(catalogue.models, m)) add(fmt::format("--model: '{}' is not a model", abbreviated(m)));
+  }
+  static const std::regex kDevice("auto|cpu|cuda|cuda:[0-9]{1,3}");
+  if (!std::regex_match(o.device, kDevice)) {
+    add(fmt::format("--device: '{}' is not auto, cpu, cuda or cuda:N", abbreviated(o.device)));
+  }
+  add(whole_problem("--batch-size", o.batch_size, kBatchSizeRange, true));
+  add(whole_problem("--blocks", o.blocks, kBlocksRange, true));
+  add(whole_problem("--nproc", o.nproc, kNprocRange, false));
+  add(real_problem("--threshold", o.threshold_pct, kThresholdPctRange, true));
+  add(real_problem("--inject-slowdown", o.inject_slowdown_pct, kInjectSlowdownPctRange, false));
+  if (o.out.empty()) add("--out: empty");
+  for (const auto& [name, value] : o.suite_options) {
+    const auto declared = std::find_if(catalogue.options.begin(), catalogue.options.end(),
+                                       [&](const SuiteOption& d) { return d.name == name; });
+    if (declared == catalogue.options.end()) {
+      add(fmt::format("--{}: no suite declares it", abbreviated(name)));
+    } else if (declared->type == OptionType::flag) {
+      if (value != "true" && value != "false" && !value.empty()) add(fmt::format("--{}: '{}' is not true or false", name, abbreviated(value)));
+    } else {
+      add(declared->problem(value));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> run_option_differences(const RunOptions& here, const RunOptions& recorded,
+                                                const std::set<std::string>& typed) {
+  const auto a = run_options_to_json(here);
+  const auto b = run_options_to_json(recorded);
+  std::vector<std::string> out;
+  for (const auto& [key, flag] : kFields) {
+    if (typed.contains(flag) && a.at(key) != b.at(key)) {
+      out.push_back(fmt::format("{}: {} here, {} in the partial run", flag, a.at(key).dump(), b.at(key).dump()));
+    }
+  }
+  for (const auto& [name, value] : here.suite_options) {
+    if (!typed.contains("--" + name)) continue;
+    const auto there = recorded.suite_options.find(name);
+    const std::string before = there == recorded.suite_options.end() ? "unset" : there->second;
+    if (before != value) out.push_back(fmt::format("--{}: \"{}\" here, \"{}\" in the partial run", name, value, before));
+  }
+  return out;
+}
+
+MeasureSettings measure_settings_from(const RunOptions& o) {
+  MeasureSettings s = o.quick ? quick_settings() : MeasureSettings{};
+  if (o.blocks > 0) s.blocks = o.blocks;
+  if (o.threshold_pct > 0) s.practical_threshold = o.threshold_pct / 100;
+  s.seed = o.seed;
+  s.inject_slowdown_pct = o.inject_slowdown_pct;
+  s.profile_dir = o.profile_dir;
+  return s;
+}
+
+ResumeFile read_resume_file(const std::string& path, const RunOptionCatalogue& catalogue) {
+  ResumeFile r;
+  r.partial = read_partial_run(path);
+  try {
+    r.options = run_options_from_json(r.partial.run_options);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", path, e.what()));
+  }
+  if (const auto problems = run_option_problems(r.options, catalogue); !problems.empty()) {
+    throw InputError(fmt::format("{}: the interrupted run's options are damaged: {}", path, fmt::join(problems, "; ")));
+  }
+  // The settings the options give must be the ones the finished cases were measured with.
+  const nlohmann::json given = measure_settings_from(r.options);
+  const nlohmann::json recorded = r.partial.result.context.settings;
+  if (given != recorded) {
+    std::vector<std::string> differ;
+    for (const auto& [key, value] : given.items()) {
+      if (!recorded.contains(key) || recorded.at(key) != value) differ.push_back(key);
+    }
+    throw InputError(fmt::format("{}: the interrupted run's options disagree with the settings its result recorded "
+                                 "({}): the file was edited",
+                                 path, fmt::join(differ, ", ")));
+  }
+  return r;
+}
+
+}  // namespace tipbench
