@@ -88,6 +88,8 @@ int main(const std::vector<std::string>& argv) {
   CLI::App app{kDescription, "tipbench"};
   app.require_subcommand(1, 1);
   app.fallthrough(false);
+  // Flag errors too are one `error: ...` line, as every other error is (docs/cli.md).
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return fmt::format("error: {}\n", e.what()); });
   const std::vector<Command> commands{add_list_command(app), add_run_command(app, argv),
                                      add_env_command(app), add_data_command(app),
                                      add_baseline_command(app), add_compare_command(app),

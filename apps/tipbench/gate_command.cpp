@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace tipbench::cli {
 
@@ -53,11 +54,35 @@ struct GateFlags {
   std::string markdown_path;
   std::string json_path;
   std::uint64_t seed = 0;
+  std::set<std::string> given;  // the flags typed, as typed ("--suite")
 };
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Each mode's own flags: given in the other mode they would be ignored without a word.
+const std::set<std::string> kInterleavedOnly{"--suite", "--model", "--device", "--full", "--run-arg",
+                                             "--head-inject-slowdown", "--blocks"};
+const std::set<std::string> kStoredOnly{"--baseline", "--current", "--paired", "--across-software", "--baselines-dir",
+                                        "--rerun-binary"};
+
+void check_mode_flags(const GateFlags& f, bool interleaved) {
+  for (const auto& flag : interleaved ? kStoredOnly : kInterleavedOnly) {
+    if (!f.given.contains(flag)) continue;
+    if (flag == "--across-software") {
+      throw UsageError("--across-software applies to a stored baseline; --base-binary/--head-binary run both sides "
+                       "here, and a software difference between them is already the change under test");
+    }
+    throw UsageError(interleaved ? fmt::format("{} applies to a stored baseline (--baseline, --current), not to "
+                                               "--base-binary/--head-binary",
+                                               flag)
+                                 : fmt::format("{} applies to an interleaved session (--base-binary, --head-binary), "
+                                               "not to --baseline/--current",
+                                               flag));
+  }
+}
+
 
 gate::GateConfig load_config(const GateFlags& f) {
   gate::GateConfig config = f.config_path.empty() ? gate::GateConfig{} : gate::read_gate_config(f.config_path);
@@ -216,12 +241,31 @@ void check_outputs(const GateFlags& f, const std::string& out_dir) {
 
 std::string default_out_dir() { return "results/gate/" + compact_utc_timestamp(); }
 
-int interleaved(const GateFlags& f, const gate::GateConfig& config) {
-  if (!f.baseline.empty() || !f.current.empty() || f.paired) {
-    throw UsageError("--base-binary/--head-binary run the session here: do not also pass --baseline, --current or --paired");
+// Before block 0, each binary checks the exact arguments it will get (`run --dry-run`): a flag
+// or value it refuses is the user's input (exit 2), found before anything is measured. A binary
+// from before --dry-run says so, and its first block checks them instead.
+void check_child_arguments(const std::string& side, const std::string& binary, std::vector<std::string> args,
+                           const std::string& work_dir) {
+  const std::string log = fmt::format("{}/dry-run-{}.log", work_dir, side);
+  args.insert(args.end(), {"--blocks", "1", "--out", fmt::format("{}/dry-run-{}.json", work_dir, side)});
+  const DryRun r = dry_run(binary, args, log);
+  if (r.code == exit_code::ok) return;
+  if (r.code == exit_code::usage && r.error.find("--dry-run") != std::string::npos) {
+    fmt::print(stderr, "gate: note: the {} binary predates `run --dry-run`: its first block checks its arguments\n", side);
+    return;
   }
+  if (r.code == exit_code::usage) {
+    throw UsageError(fmt::format("the {} binary refuses its run arguments: {} (log: {})", side,
+                                 r.error.empty() ? "no error line" : r.error, log));
+  }
+  throw ChildRunError(fmt::format("`{} run --dry-run` exited with {}; its log: {}{}", binary, r.code, log,
+                                  r.error.empty() ? "" : ": " + r.error));
+}
+
+int interleaved(const GateFlags& f, const gate::GateConfig& config) {
+  check_mode_flags(f, /*interleaved=*/true);
   for (const auto* bin : {&f.base_binary, &f.head_binary}) {
-    if (!is_executable(*bin)) throw UsageError(fmt::format("'{}' is not an executable file", *bin));
+    if (!is_executable(*bin)) throw UsageError(fmt::format("'{}' is not an executable file", abbreviated(*bin)));
   }
   SessionPlan plan;
   plan.base_binary = f.base_binary;
@@ -241,6 +285,8 @@ int interleaved(const GateFlags& f, const gate::GateConfig& config) {
   plan.seed = f.seed;
   plan.work_dir = f.out_dir.empty() ? default_out_dir() : f.out_dir;
   check_outputs(f, plan.work_dir);
+  check_child_arguments("base", plan.base_binary, plan.base_args, plan.work_dir);
+  check_child_arguments("head", plan.head_binary, plan.head_args, plan.work_dir);
   fmt::print(stderr, "gate: head {} vs base {}, {} interleaved blocks, work dir {}\n", f.head_binary, f.base_binary,
              f.blocks, plan.work_dir);
   const SessionResult session = run_interleaved(plan, "session");
@@ -300,6 +346,10 @@ int from_files(const GateFlags& f, const gate::GateConfig& config) {
   if (f.current.empty() || f.baseline.empty()) {
     throw UsageError("give --baseline FILE|auto and --current FILE, or --base-binary and --head-binary");
   }
+  check_mode_flags(f, /*interleaved=*/false);
+  if (!f.rerun_binary.empty() && !is_executable(f.rerun_binary)) {
+    throw UsageError(fmt::format("--rerun-binary '{}' is not an executable file", abbreviated(f.rerun_binary)));
+  }
   check_outputs(f, f.out_dir);
   const Result current = read_result(f.current);
   // Before `auto` looks the baseline up by this slug (check_fingerprints says it again for both).
@@ -355,6 +405,10 @@ int run_gate(const GateFlags& f) {
                              : fmt::format("the running `tipbench run` got it too and ended (its log: {})", e.log));
     std::fflush(stderr);
     die_of_signal(e.signal);
+  } catch (const ChildRunError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print("Result is: ERROR (exit {})\n", exit_code::internal);
+    return exit_code::internal;
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;
@@ -401,7 +455,12 @@ Command add_gate_command(CLI::App& app) {
   sub->add_option("--markdown", f->markdown_path, "Write the verdict as Markdown (for a PR comment)")->check(not_a_flag());
   sub->add_option("--json", f->json_path, "Write the verdict as JSON")->check(not_a_flag());
   sub->add_option("--seed", f->seed, "Seed for block order and bootstrap")->check(seed_value())->capture_default_str();
-  return {sub, [f] { return run_gate(*f); }};
+  return {sub, [f, sub] {
+            for (const auto* option : sub->get_options()) {
+              if (option->count() > 0) f->given.insert(option->get_name());
+            }
+            return run_gate(*f);
+          }};
 }
 
 }  // namespace tipbench::cli

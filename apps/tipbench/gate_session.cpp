@@ -16,7 +16,6 @@
 #include <fstream>
 #include <random>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -25,12 +24,17 @@ namespace tipbench::cli {
 
 namespace {
 
-std::string tail_of(const std::string& path, std::size_t chars) {
+// The child's last `error: ` line, else (a binary that words its flag errors otherwise) the log's
+// first line.
+std::string last_error_line(const std::string& path) {
   std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  const std::string text = s.str();
-  return text.size() > chars ? text.substr(text.size() - chars) : text;
+  std::string line, first, last;
+  while (std::getline(in, line)) {
+    if (first.empty()) first = line;
+    if (line.rfind("error: ", 0) == 0) last = line.substr(7);  // the gate's own line says "error:"
+  }
+  if (last.empty()) last = first;
+  return last.size() > 400 ? last.substr(0, 400) + "..." : last;
 }
 
 // Runs argv with stdout and stderr going to `log`; returns the exit status. A SIGINT or SIGTERM
@@ -74,18 +78,51 @@ bool is_numeric(const std::string& s) {
 
 }  // namespace
 
-bool is_executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+bool is_executable(const std::string& path) {
+  struct stat st {};
+  return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
 
 Result run_once(const std::string& binary, std::vector<std::string> args, const std::string& out,
                 const std::string& log) {
   if (const auto slash = log.rfind('/'); slash != std::string::npos && slash > 0) make_dirs(log.substr(0, slash));
   args.insert(args.begin(), {binary, "run"});
   args.insert(args.end(), {"--out", out});
-  const int code = spawn_logged(args, log);
-  if (code != 0 && code != 1) {
-    throw std::runtime_error(fmt::format("`{} run` exited with {} (log: {}):\n{}", binary, code, log, tail_of(log, 1500)));
+  int code = 0;
+  try {
+    code = spawn_logged(args, log);
+  } catch (const ChildInterrupted&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ChildRunError(fmt::format("`{} run` could not start: {} (log: {})", binary, e.what(), log));
   }
-  return read_result(out);
+  auto failure = [&](const std::string& what) {
+    const std::string said = last_error_line(log);
+    return ChildRunError(fmt::format("`{} run` {}; its log: {}{}", binary, what, log, said.empty() ? "" : ": " + said));
+  };
+  if (code > 128) throw failure(fmt::format("was killed by signal {}", code - 128));
+  if (code != 0 && code != 1) throw failure(fmt::format("exited with {}", code));
+  try {
+    return read_result(out);
+  } catch (const InputError& e) {  // the child's output, not the user's input: exit 4
+    throw failure(fmt::format("exited with {} but left no readable result ({})", code, e.what()));
+  }
+}
+
+DryRun dry_run(const std::string& binary, std::vector<std::string> args, const std::string& log) {
+  if (const auto slash = log.rfind('/'); slash != std::string::npos && slash > 0) make_dirs(log.substr(0, slash));
+  args.insert(args.begin(), {binary, "run"});
+  args.push_back("--dry-run");
+  DryRun r;
+  try {
+    r.code = spawn_logged(args, log);
+  } catch (const ChildInterrupted&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ChildRunError(fmt::format("`{} run --dry-run` could not start: {} (log: {})", binary, e.what(), log));
+  }
+  r.error = last_error_line(log);
+  return r;
 }
 
 SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag) {

@@ -40,19 +40,33 @@ struct ChildInterrupted : std::runtime_error {
   std::string log;
 };
 
-// Throws std::runtime_error when a child cannot start or exits with anything but 0 or 1 (1: an
-// arm failed, which the result records); the message names its log file.
+// A child `run` that did not give a result: it could not start, exited with anything but 0 or 1
+// (1: an arm failed, which the result records), was killed, or wrote no readable result. One
+// line naming its log and the child's own last error line; the gate ends with exit 4.
+struct ChildRunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws ChildRunError (or ChildInterrupted).
 SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag);
 
 // One `run` of one binary with these args plus --out; returns the result. Same errors.
 Result run_once(const std::string& binary, std::vector<std::string> args, const std::string& out,
                 const std::string& log);
 
+// `BIN run ARGS --dry-run`: the binary checks the arguments it will be given, measuring nothing.
+struct DryRun {
+  int code = 0;
+  std::string error;  // the child's last `error: ` line, without that prefix ("" when none)
+};
+DryRun dry_run(const std::string& binary, std::vector<std::string> args, const std::string& log);
+
 // args without --suite/--model/--batch-size/--out/--seed/--blocks and their values.
 std::vector<std::string> strip_selection(const std::vector<std::string>& args);
 // --suite S [--model M] [--batch-size B] selecting one case (from its params).
 std::vector<std::string> select_case(const Result& result, const gate::CellKey& key);
 
+// A regular file this process may execute (access(X_OK) alone says yes to a directory for root).
 bool is_executable(const std::string& path);
 
 }  // namespace tipbench::cli

@@ -135,6 +135,32 @@ std::optional<std::string> rank_count_problem(const RunOptions& o, const c10::De
                      o.nproc, cores, kRanksPerCoreOversubscribed, kRanksPerCoreOversubscribed * cores);
 }
 
+// --dry-run: what a run checks before its first trial (the flags, the device, the suites'
+// options, every output it would write, the command line as JSON text), then one line and exit 0
+// with nothing measured or written. The gate asks each of its binaries this before block 0.
+int dry_run(RunOptions o, const RunPlan& plan, const c10::Device& device, const std::vector<std::string>& argv) {
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (!is_valid_utf8(argv[i])) {
+      return usage_error(fmt::format("argument {} ('{}') is not valid UTF-8: a result records its command line as "
+                                     "JSON text; rename the path",
+                                     i, abbreviated(printable(argv[i]))));
+    }
+  }
+  if (o.out.empty()) o.out = fmt::format("results/runs/{}-{}.json", compact_utc_timestamp(), host_name());
+  if (!output_file_writable("--out", o.out)) return exit_code::usage;
+  if (!o.profile_dir.empty() && !output_dir_writable("--profile", o.profile_dir)) return exit_code::usage;
+  if (o.resume.empty()) {
+    if (auto problem = output_file_problem(partial_path_for(o.out))) {
+      return usage_error(fmt::format("{}: cannot keep finished cases there: {}", abbreviated(partial_path_for(o.out)), *problem));
+    }
+  }
+  std::size_t cases = 0;
+  for (const Suite* s : plan.suites) cases += s->cases(plan.context).size();
+  fmt::print("run --dry-run: ok: {} suite(s), {} case(s) on {}; nothing measured\n", plan.suites.size(), cases,
+             device.str());
+  return exit_code::ok;
+}
+
 int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std::string>& argv) {
   // A distributed launch: a launcher's variables (torchrun, srun, our own --nproc) make this
   // process one rank; without them, --nproc N makes it the launcher of N local ranks.
@@ -161,7 +187,9 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
       return usage_error(fmt::format("--nproc {} runs only --suite {}", o.nproc, distributed::kDistributedSuite));
     }
     if (auto problem = rank_count_problem(o, *device)) return usage_error(*problem);
-    return distributed::launch_local_ranks({.executable = self_executable_path(), .argv = argv, .nproc = o.nproc});
+    if (!o.dry_run) {
+      return distributed::launch_local_ranks({.executable = self_executable_path(), .argv = argv, .nproc = o.nproc});
+    }
   }
   RunPlan plan;
   plan.suites = selected_suites(o.suites);
@@ -169,6 +197,7 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
   plan.context = suite_context_from(o, *device);
   plan.self_executable = self_executable_path();
   plan.verbose = o.verbose;
+  if (o.dry_run) return dry_run(o, plan, *device, argv);
   if (rank_env) {  // ranks 1..N-1 serve rank 0 here until the run ends; rank 0 goes on
     try {
       if (auto code = distributed::join_distributed_run(*rank_env, plan.suites, plan.context,
@@ -365,6 +394,9 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "with it must agree with them")
       ->check(not_a_flag() & CLI::ExistingFile);
   sub->add_flag("--verbose", o->verbose, "Print a failed arm's whole error (C++ backtrace included), not only its first line");
+  sub->add_flag("--dry-run", o->dry_run,
+                "Check every flag, the device, the suites' options and every output, then exit (0, or 2 for bad "
+                "input) without measuring or writing anything");
   sub->add_option("--rendezvous-timeout", o->rendezvous_timeout_s,
                   "A distributed launch (--nproc, torchrun, srun): how long a rank waits at the start for the "
                   "rendezvous store and for every rank to join, in seconds")
@@ -376,7 +408,10 @@ Command add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
             std::set<std::string> typed;
             for (const auto* option : sub->get_options()) {
               const auto name = option->get_name();
-              if (option->count() > 0 && name != "--resume" && name != "--verbose" && name != "--help") typed.insert(name);
+              if (option->count() > 0 && name != "--resume" && name != "--verbose" && name != "--dry-run" &&
+                  name != "--help") {
+                typed.insert(name);
+              }
             }
             return run(*o, typed, argv);
           }};

@@ -23,6 +23,7 @@ std::optional<std::string> resume_options(RunOptions& o, const std::set<std::str
   recorded.resume = o.resume;
   recorded.verbose = o.verbose;
   recorded.rendezvous_timeout_s = o.rendezvous_timeout_s;
+  recorded.dry_run = o.dry_run;
   o = recorded;
   return std::nullopt;
 }

@@ -115,7 +115,9 @@ std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptio
   add(real_problem("--threshold", o.threshold_pct, kThresholdPctRange, true));
   add(real_problem("--inject-slowdown", o.inject_slowdown_pct, kInjectSlowdownPctRange, false));
   if (o.out.empty()) add("--out: empty");
-  for (const auto& [name, value] : o.suite_options) {
+  for (const auto& entry : o.suite_options) {
+    const std::string& name = entry.first;  // named, not bound: a lambda captures it (clang 14)
+    const std::string& value = entry.second;
     const auto declared = std::find_if(catalogue.options.begin(), catalogue.options.end(),
                                        [&](const SuiteOption& d) { return d.name == name; });
     if (declared == catalogue.options.end()) {

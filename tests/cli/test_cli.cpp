@@ -224,6 +224,19 @@ TEST(RunOptionsJson, RecordedOptionsAreCheckedAsTheFlagsAre) {
   EXPECT_EQ(problem([](auto& o) { o.blocks = 0; }), "") << "0: the preset's";
 }
 
+// --dry-run checks what a run checks before its first trial, then measures and writes nothing.
+TEST(CliRun, DryRunChecksEverythingAndMeasuresNothing) {
+  const auto dir = tipbench::testing::fresh_scratch_dir("dry_run");
+  auto o = cli({"run", "--dry-run", "--suite", "zero_grad", "--device", "cpu", "--out", (dir / "r.json").string()});
+  EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  EXPECT_TRUE(contains(o.out, "run --dry-run: ok: 1 suite(s)")) << o.out;
+  EXPECT_TRUE(tipbench::testing::list_dir(dir).empty()) << "nothing written";
+  o = cli({"run", "--dry-run", "--suite", "zero_grad", "--device", "bogus"});
+  EXPECT_EQ(o.code, tipbench::exit_code::usage);
+  o = cli({"run", "--dry-run", "--suite", "zero_grad", "--device", "cpu", "--out", (dir / "plain" / "r.json").string()});
+  EXPECT_EQ(o.code, tipbench::exit_code::ok) << "a directory that does not exist yet is made by the run";
+}
+
 TEST(CliUsage, HelpExitsZero) {
   const auto top = cli({"--help"});
   EXPECT_EQ(top.code, tipbench::exit_code::ok);

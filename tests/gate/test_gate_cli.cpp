@@ -245,6 +245,72 @@ TEST(GateCli, ASignalToTheGateAloneStopsItsChildToo) {
   }
 }
 
+// Each binary checks the arguments it will be given (`run --dry-run`) before block 0: a flag or
+// value it refuses is the user's (exit 2, naming it), found before anything is measured.
+TEST(GateCli, ChildArgumentsAreCheckedBeforeTheFirstBlock) {
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"--run-arg=--bogus"}, {"--model", "bogus"}, {"--device", "bogus"}}) {
+    SCOPED_TRACE(bad.front());
+    const auto dir = fresh_scratch_dir("gate_cli_dry_run");
+    std::vector<std::string> args{"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_BINARY,
+                                  "--suite", "zero_grad", "--blocks", "3", "--out-dir", (dir / "o").string()};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto o = tipbench_cmd(dir, args);
+    EXPECT_EQ(o.code, 2) << o.out << o.err;
+    EXPECT_TRUE(has(o.err, "refuses its run arguments")) << o.err;
+    for (const auto& name : tipbench::testing::list_dir(dir / "o")) {
+      EXPECT_EQ(name.find("session-"), std::string::npos) << "a block ran: " << name;
+    }
+  }
+}
+
+// A binary that is a directory (root may "execute" one) is not a binary.
+TEST(GateCli, ABinaryThatIsADirectoryIsExitTwo) {
+  const auto dir = fresh_scratch_dir("gate_cli_dir_binary");
+  const auto o = tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", dir.string(), "--out-dir",
+                                    (dir / "o").string()});
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_TRUE(has(o.err, "is not an executable file")) << o.err;
+}
+
+// A child run that fails, is killed or leaves no readable result is the gate's failure, not the
+// user's input: exit 4, one line naming the child's log, and the last line says the code.
+TEST(GateCli, ChildFailuresAreExitFourNamingTheLog) {
+  for (const auto& [what, body] : std::vector<std::pair<std::string, std::string>>{
+           {"no result", "exit 1"},
+           {"garbage", "echo garbage > \"$out\"; exit 0"},
+           {"exit 3", "echo 'error: something broke' >&2; exit 3"},
+           {"killed", "kill -9 $$"}}) {
+    SCOPED_TRACE(what);
+    const auto dir = fresh_scratch_dir("gate_cli_child_failure");
+    const auto fake = dir / "fake-tipbench";
+    write_bytes(fake, "#!/bin/sh\n"
+                      "case \" $* \" in *\" --dry-run \"*) exit 0;; esac\n"
+                      "out=; prev=; for a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n" +
+                      body + "\n");
+    ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
+    const auto o = tipbench_cmd(dir, {"gate", "--base-binary", fake.string(), "--head-binary", fake.string(), "--blocks",
+                                      "3", "--out-dir", (dir / "o").string()});
+    EXPECT_EQ(o.code, 4) << o.out << o.err;
+    EXPECT_TRUE(has(o.err, ".log")) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 2) << "the start line and one error line: " << o.err;
+    EXPECT_TRUE(has(o.out, "Result is: ERROR (exit 4)")) << o.out;
+  }
+}
+
+// A flag of the other mode would be ignored without a word: refused, saying where it belongs.
+TEST(GateCli, FlagsOfTheOtherModeAreRefused) {
+  const auto dir = fresh_scratch_dir("gate_cli_mode_flags");
+  auto o = tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_BINARY,
+                              "--across-software", "--out-dir", (dir / "o").string()});
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_TRUE(has(o.err, "--across-software applies to a stored baseline")) << o.err;
+  const auto a = save(dir, "a.json", synthetic_run({.seed = 1}));
+  o = tipbench_cmd(dir, {"gate", "--baseline", a, "--current", a, "--suite", "zero_grad"});
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_TRUE(has(o.err, "--suite applies to an interleaved session")) << o.err;
+}
+
 TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
   const auto dir = fresh_scratch_dir("gate_cli_auto_none");
   const auto cur = save(dir, "cur.json", synthetic_run({}));
