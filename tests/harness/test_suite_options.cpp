@@ -43,9 +43,13 @@ TEST(SuiteOptions, BadValuesNameTheFlagAndWhatIsAccepted) {
   EXPECT_EQ(kBucket.problem("25"), "");
   EXPECT_EQ(kBucket.problem("4096"), "");
   EXPECT_EQ(kBucket.problem("0"), "--bucket-mb: 0 is outside [0.001, 4096]");
-  EXPECT_EQ(kBucket.problem("nan"), "--bucket-mb: nan is outside [0.001, 4096]");
-  EXPECT_EQ(kBucket.problem("12MB"), "--bucket-mb: '12MB' is not a number");
-  EXPECT_EQ(kBucket.problem(""), "--bucket-mb: '' is not a number");
+  // One rule with the CLI's own numbers (parse_real): decimal and finite, no nan, inf or hex.
+  EXPECT_EQ(kBucket.problem("nan"), "--bucket-mb: 'nan' is not a number (decimal and finite)");
+  EXPECT_EQ(kBucket.problem("inf"), "--bucket-mb: 'inf' is not a number (decimal and finite)");
+  EXPECT_EQ(kBucket.problem("0x10"), "--bucket-mb: '0x10' is not a number (decimal and finite)");
+  EXPECT_EQ(kBucket.problem("1e400"), "--bucket-mb: '1e400' is not a number (decimal and finite)");
+  EXPECT_EQ(kBucket.problem("12MB"), "--bucket-mb: '12MB' is not a number (decimal and finite)");
+  EXPECT_EQ(kBucket.problem(""), "--bucket-mb: '' is not a number (decimal and finite)");
   EXPECT_EQ(kPolicy.problem("fail"), "");
   EXPECT_EQ(kPolicy.problem("ignore"), "--corrupt-policy: 'ignore' is not one of skip, fail");
   EXPECT_EQ(kData.problem("anything"), "");
