@@ -160,7 +160,7 @@ done
 # --- files read at run time -------------------------------------------------------------------
 # Tests read these through TIPBENCH_SOURCE_DIR, TIPBENCH_MAKE_REFERENCE and TIPBENCH_CHARTJS
 # (tests/support/test_paths.h, `report --chartjs`); run.sh points the variables here.
-cp docs/cli.md "$stage/share/source/docs/"
+cp docs/cli.md docs/sources.md "$stage/share/source/docs/"  # the CLI and source-claim doc checks
 cp ci/gate-thresholds.json "$stage/share/source/ci/"
 cp docs/examples/result-v1.json "$stage/share/source/docs/examples/"  # the reader fuzz tests' seed
 cp tests/models/make_reference.py "$stage/share/"

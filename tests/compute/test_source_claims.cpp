@@ -1,15 +1,32 @@
-// Every tip measured from the source articles states what they claim for it (../shared/TIPS.md),
+// Every tip measured from the source articles states what they claim for it (docs/sources.md),
 // so the reports set the measurement beside the promise; only the tips beyond the sources (TF32,
-// CUDA graphs: today's standard practice) have none.
+// CUDA graphs: today's standard practice) have none. docs/sources.md is the key to the codes.
 #include "suite_plan.h"
+#include "test_paths.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace {
+
+// docs/sources.md's "Per tip" rows: suite name -> its sources column ("000, 002-004").
+std::map<std::string, std::string> documented_citations() {
+  std::ifstream in(std::string(TIPBENCH_SOURCE_DIR) + "/docs/sources.md");
+  std::map<std::string, std::string> out;
+  const std::regex row(R"(^\| `([a-z_0-9]+)` \| ([0-9, -]+) \| .+\|$)");
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_match(line, m, row)) out[m[1]] = m[2];
+  }
+  return out;
+}
 
 TEST(SourceClaims, EverySuiteFromTheSourcesNamesThemAndTheirClaim) {
   const std::set<std::string> beyond_the_sources{"tf32", "cuda_graphs"};
@@ -28,6 +45,21 @@ TEST(SourceClaims, EverySuiteFromTheSourcesNamesThemAndTheirClaim) {
     EXPECT_TRUE(std::regex_match(claim->sources, sources)) << claim->sources;
     EXPECT_GE(claim->claim.size(), 10u) << claim->claim;
   }
+}
+
+TEST(SourceClaims, DocsSourcesListsEveryCitationAsTheSuiteMakesIt) {
+  const auto documented = documented_citations();
+  ASSERT_FALSE(documented.empty()) << "no rows read from docs/sources.md";
+  std::set<std::string> cited;
+  for (const auto* s : tipbench::all_suites()) {
+    const auto claim = s->source_claim();
+    if (!claim) continue;
+    SCOPED_TRACE(s->name());
+    cited.insert(s->name());
+    ASSERT_TRUE(documented.contains(s->name())) << "docs/sources.md has no row for it";
+    EXPECT_EQ(documented.at(s->name()), claim->sources);
+  }
+  for (const auto& [name, _] : documented) EXPECT_TRUE(cited.contains(name)) << name << " is no citing suite";
 }
 
 }  // namespace

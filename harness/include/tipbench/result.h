@@ -112,7 +112,7 @@ struct CaseResult {
   std::vector<Comparison> comparisons;
 };
 
-// What the source articles behind a tip claim for it (../shared/TIPS.md), shown next to what was
+// What the source articles behind a tip claim for it (docs/sources.md), shown next to what was
 // measured: {"002", "\"moderately improves performance\", less memory"}.
 struct SourceClaim {
   std::string sources;  // the sources' numbers: "002", "000-004"

@@ -90,8 +90,9 @@ class Suite {
   virtual ~Suite() = default;
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
-  // What the source articles claim for the tip (../shared/TIPS.md), recorded with the result and
-  // shown by the reports beside the measured ratios; nullopt for a tip beyond the sources.
+  // What the source articles claim for the tip (docs/sources.md is the key to their codes),
+  // recorded with the result and shown by the reports beside the measured ratios; nullopt for a
+  // tip beyond the sources.
   virtual std::optional<SourceClaim> source_claim() const { return std::nullopt; }
   // Models the suite can run; empty means any.
   virtual std::vector<std::string> supported_models() const { return {}; }
