@@ -4,7 +4,9 @@
 //   eager        the hand-written expression, one kernel per op (baseline: PyTorch's default)
 //   torchscript  the same expression compiled with torch::jit::compile, the fuser in its default
 //                state; whether it fused is read from the optimized graph and recorded, never
-//                assumed (CPU fusion needs NNC's LLVM backend, and TorchScript leaves it off)
+//                assumed (CPU fusion needs NNC's LLVM backend, and TorchScript leaves it off;
+//                on a GPU torch 2.11 fuses only without grad, so these training arms run
+//                unfused there: seen on an H100, fusion_diagnosis says why)
 //   native       ATen's fused op where one exists
 // Two kinds of case: one pointwise block alone (forward + backward, autograd::grad), and the
 // macro case: ViT training with every encoder block's MLP pointwise ops in the arm's form.
@@ -32,7 +34,7 @@ void record_fusion(nlohmann::json& info, const std::string& prefix, const Fusion
   info[prefix + "fusion"] = r.status();
   info[prefix + "fusion_groups"] = r.fusion_groups;
   info[prefix + "fused_ops"] = r.fused_ops;
-  if (!r.fused() && !device.is_cuda()) info["fusion_diagnosis"] = cpu_fusion_diagnosis();
+  if (!r.fused()) info["fusion_diagnosis"] = device.is_cuda() ? gpu_fusion_diagnosis(device) : cpu_fusion_diagnosis();
 }
 
 // The model's options (torchvision's ViT-Ti/S/B-16 layout and init) at this image size and depth.

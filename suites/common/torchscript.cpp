@@ -15,6 +15,8 @@
 #define TIPBENCH_HAVE_TORCHSCRIPT 0
 #endif
 
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
@@ -84,6 +86,32 @@ std::optional<std::string> torchscript_unavailable_reason() {
 #endif
   }();
   return reason;
+}
+
+std::string gpu_fusion_diagnosis(const c10::Device& device) {
+#if TIPBENCH_HAVE_TORCHSCRIPT
+  static std::mutex mutex;
+  static std::map<std::string, std::string> by_device;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = by_device.try_emplace(device.str());
+  if (!inserted) return it->second;
+  if (auto why = torchscript_unavailable_reason()) return it->second = *why;
+  std::string probe_outcome;
+  try {
+    ScriptFunction probe(kProbeSource, "f");
+    const FusionReport r = probe.warm_up({torch::randn({64, 64}, torch::TensorOptions().device(device))});
+    probe_outcome = r.fused() ? "without grad NNC fused the probe on " + device.str() + " (" +
+                                    std::to_string(r.fused_ops) + " ops)"
+                              : "without grad the probe ran unfused on " + device.str() + " too";
+  } catch (const std::exception& e) {
+    probe_outcome = "the no-grad probe raised: " + first_line(e.what());
+  }
+  return it->second = "TorchScript's profiling executor runs no fuser inside a differentiable graph, so a step "
+                      "whose inputs require grad runs unfused; " + probe_outcome;
+#else
+  (void)device;
+  return *torchscript_unavailable_reason();
+#endif
 }
 
 std::string cpu_fusion_diagnosis() {

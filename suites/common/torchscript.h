@@ -37,6 +37,15 @@ std::optional<std::string> torchscript_unavailable_reason();
 // found". One line for an arm's info (checked once, then cached).
 std::string cpu_fusion_diagnosis();
 
+// Why a training step (inputs that require grad) ran unfused on a GPU, found by trying: the
+// profiling executor runs no fuser in the forward of a DifferentiableGraph (torch 2.11's
+// torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp, runProfilingOptimizations: after
+// differentiate() the forward only loses its type specialisations and profile nodes; older
+// releases ran runDiffGraphPasses on it, which fused). A probe without grad on `device` shows
+// whether NNC fuses there at all. Seen on an H100, torch 2.11.0+cu130 (2026-11-26): the
+// no-grad probe fused, the same expression with grad did not. One line (cached per device).
+std::string gpu_fusion_diagnosis(const c10::Device& device);
+
 // One function compiled from TorchScript source with torch::jit::compile, run by the profiling
 // graph executor with the fuser in its default state.
 class ScriptFunction {

@@ -146,11 +146,18 @@ TEST(FusionDetection, FusesOnGpu_CUDA) {
     EXPECT_TRUE(report.fused()) << report.graph;
     EXPECT_TRUE(torch::allclose(f(s::pointwise_script_args(block, in)), s::pointwise_eager(block, in), 1e-5, 1e-6));
   }
-  // Training: inputs that require grad put the group inside a differentiable graph.
+  // Training: inputs that require grad put the expression inside a differentiable graph, and
+  // torch 2.11's profiling executor runs no fuser there (profiling_graph_executor_impl.cpp,
+  // runProfilingOptimizations). Seen on an H100 (2026-11-26): DifferentiableGraph_0 held the
+  // ops unfused. Should a release fuse there again, this fails and the suite's notes and the
+  // diagnosis must change with it.
   const auto in = s::make_pointwise_inputs(s::PointwiseBlock::bias_gelu, 1024, 768, torch::kCUDA, true);
   s::ScriptFunction f(s::pointwise_script(s::PointwiseBlock::bias_gelu), "f");
   const auto report = f.warm_up(s::pointwise_script_args(s::PointwiseBlock::bias_gelu, in));
-  EXPECT_TRUE(report.fused()) << report.graph;
+  EXPECT_FALSE(report.fused()) << report.graph;
+  EXPECT_NE(report.graph.find("DifferentiableGraph"), std::string::npos) << report.graph;
+  const std::string diagnosis = s::gpu_fusion_diagnosis(torch::Device(torch::kCUDA));
+  EXPECT_NE(diagnosis.find("without grad NNC fused the probe on cuda"), std::string::npos) << diagnosis;
 }
 
 }  // namespace

@@ -61,12 +61,15 @@ void expect_all_agree(OptimizerKind kind, torch::Device device, torch::Dtype dty
     const double d = relative_difference(loop, trained({kind, impl}, device, dtype));
     EXPECT_LE(d, tolerance) << s::optimizer_kind_name(kind) << "/" << s::optimizer_impl_name(impl);
   }
-  // The steps moved the parameters by far more than the tolerance (kSteps x lr at least).
+  // The steps moved the parameters by far more than the tolerance, so agreeing within it means
+  // something: a wrong update of 1% of the move would exceed it. AdamW moves each parameter by
+  // about lr per step (kSteps x 1e-3 = 6e-3 of the largest: 0.006 measured on an H100 in float,
+  // 2026-11-26), which is why the factor is 100 and not more.
   torch::manual_seed(7);
   auto fresh = tipbench::models::make_model("small_cnn");
   std::vector<torch::Tensor> initial;
   for (auto& p : fresh.ptr()->parameters()) initial.push_back(p.detach().to(torch::kDouble));
-  EXPECT_GT(relative_difference(initial, loop), 1e4 * tolerance);
+  EXPECT_GT(relative_difference(initial, loop), 100 * tolerance);
   EXPECT_EQ(relative_difference(loop, start), 0.0);  // the same seeds give the same run
 }
 
