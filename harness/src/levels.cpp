@@ -1,6 +1,9 @@
 #include "tipbench/levels.h"
 
+#include <charconv>
+#include <cmath>
 #include <stdexcept>
+#include <system_error>
 
 namespace tipbench {
 
@@ -18,6 +21,32 @@ const std::string& level(const Levels& levels, const std::string& key) {
     if (k == key) return v;
   }
   throw std::out_of_range("no level '" + key + "' in {" + join_levels(levels) + "}");
+}
+
+namespace {
+
+[[noreturn]] void not_a_number(const std::string& key, const std::string& value, const char* what) {
+  throw std::invalid_argument("level '" + key + "' is '" + value + "', not " + what);
+}
+
+}  // namespace
+
+std::int64_t level_int(const Levels& levels, const std::string& key) {
+  const std::string& value = level(levels, key);
+  std::int64_t out = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, out);
+  if (value.empty() || ec != std::errc() || ptr != end) not_a_number(key, value, "a whole number");
+  return out;
+}
+
+double level_number(const Levels& levels, const std::string& key) {
+  const std::string& value = level(levels, key);
+  double out = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, out, std::chars_format::fixed);
+  if (value.empty() || ec != std::errc() || ptr != end || !std::isfinite(out)) not_a_number(key, value, "a number");
+  return out;
 }
 
 }  // namespace tipbench
