@@ -154,6 +154,8 @@ class BatchSize final : public Suite {
     return SourceClaim{"000, 001, 002, 004",
                        "a larger batch with linear LR scaling and warm-up; speed does not grow linearly (001)"};
   }
+  // The sweep: throughput and memory against the batch.
+  ChartKind chart() const override { return ChartKind::batch_curves; }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;

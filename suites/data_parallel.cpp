@@ -82,6 +82,8 @@ class DataParallel final : public Suite {
                        "DistributedDataParallel (one process per GPU, bucketed all-reduce overlapping "
                        "backward) is faster than DataParallel"};
   }
+  // Throughput against the ranks an arm trains on, beside ideal linear scaling.
+  ChartKind chart() const override { return ChartKind::scaling; }
   std::vector<SuiteOption> options() const override { return {kBucketMbOption}; }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;

@@ -172,6 +172,7 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
     sr.name = suite.name();
     sr.description = suite.description();
     sr.source_claim = suite.source_claim();
+    sr.chart = suite.chart();
     sr.isolation = suite.isolation(plan.context) == Isolation::fresh_process ? "fresh_process" : "in_process";
     for (auto& p : planned[si]) {
       if (const auto done = plan.finished_cases.find(p.result.name); done != plan.finished_cases.end()) {
