@@ -15,6 +15,7 @@
 #include "common/time_to_accuracy.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
+#include "tipbench/summary.h"
 
 #include <fmt/format.h>
 
@@ -91,20 +92,6 @@ std::uint64_t next_seed(const std::string& arm, std::uint64_t base) {
   return base + trials[arm]++;
 }
 
-// Per-block throughputs of two arms, paired by block.
-std::pair<std::vector<double>, std::vector<double>> paired_throughputs(const ArmResult& a, const ArmResult& b) {
-  std::map<int, double> by_block;
-  for (const auto& t : b.trials) by_block[t.block] = t.throughput_samples_per_s;
-  std::pair<std::vector<double>, std::vector<double>> out;
-  for (const auto& t : a.trials) {
-    auto it = by_block.find(t.block);
-    if (it == by_block.end() || t.throughput_samples_per_s <= 0 || it->second <= 0) continue;
-    out.first.push_back(t.throughput_samples_per_s);
-    out.second.push_back(it->second);
-  }
-  return out;
-}
-
 // Where doubling the batch stops paying: each arm against the one before it (same blocks).
 std::string sweep_note(const CaseResult& c, const MeasureSettings& settings) {
   std::vector<const ArmResult*> ok;
@@ -114,16 +101,12 @@ std::string sweep_note(const CaseResult& c, const MeasureSettings& settings) {
   if (ok.size() < 2) return c.name + ": fewer than two batch sizes ran; no growth to judge";
   std::string last;
   for (std::size_t i = 1; i < ok.size(); ++i) {
-    const auto [treat, base] = paired_throughputs(*ok[i], *ok[i - 1]);
-    if (treat.size() < 3) return c.name + ": fewer than 3 paired blocks; no growth to judge";
-    const auto est = stats::paired_ratio_of_medians(
-        treat, base, {.resamples = static_cast<std::size_t>(settings.bootstrap_resamples), .seed = settings.seed});
-    const auto verdict = stats::decide(est, {.practical_threshold = settings.practical_threshold});
-    const double cv = std::max(stats::coefficient_of_variation(treat), stats::coefficient_of_variation(base));
-    last = fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", ok[i]->arm, ok[i - 1]->arm, est.ratio,
-                       est.ci_low, est.ci_high, stats::to_string(verdict),
-                       cv > noisy_cv_limit(settings) ? " [noisy]" : "");
-    if (verdict != stats::Verdict::faster) {
+    const auto k = compare_arms(*ok[i], *ok[i - 1], trial_throughput(), settings);
+    if (!k) return fmt::format("{}: fewer than {} paired blocks; no growth to judge", c.name, kMinPairedBlocks);
+    last = fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", ok[i]->arm, ok[i - 1]->arm,
+                       k->estimate.ratio, k->estimate.ci_low, k->estimate.ci_high, stats::to_string(k->verdict),
+                       k->noisy ? " [noisy]" : "");
+    if (k->verdict != stats::Verdict::faster) {
       return fmt::format("{}: throughput stops growing at batch {} ({})", c.name, level(ok[i - 1]->levels, "batch"),
                          last);
     }
@@ -171,6 +154,8 @@ class BatchSize final : public Suite {
     return SourceClaim{"000, 001, 002, 004",
                        "a larger batch with linear LR scaling and warm-up; speed does not grow linearly (001)"};
   }
+  // The sweep: throughput and memory against the batch.
+  ChartKind chart() const override { return ChartKind::batch_curves; }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;

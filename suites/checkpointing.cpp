@@ -119,6 +119,8 @@ class Checkpointing final : public Suite {
   std::optional<SourceClaim> source_claim() const override {
     return SourceClaim{"002-004", "activation memory O(N) to O(sqrt N), \"not significantly slower\" (002)"};
   }
+  // Each policy: the memory it saves against the time it costs.
+  ChartKind chart() const override { return ChartKind::memory_vs_time; }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;

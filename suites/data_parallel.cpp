@@ -13,6 +13,7 @@
 #include "distributed/session.h"
 #include "tipbench/registry.h"
 #include "tipbench/stats.h"
+#include "tipbench/summary.h"
 
 #include <fmt/format.h>
 #include <torch/cuda.h>
@@ -40,27 +41,18 @@ const Comparison* find_comparison(const CaseResult& c, const std::string& treatm
   return nullptr;
 }
 
-// ddp over ddp_no_overlap, paired by block (ratio of median throughputs with a bootstrap interval
-// when at least 3 blocks pair up, else the ratio of medians alone).
+// ddp over ddp_no_overlap by the harness's comparison rule (compare_arms: the paired ratio, its
+// bootstrap interval and verdict); with too few blocks for it, the ratio of medians alone.
 std::string overlap_effect(const ArmResult& with, const ArmResult& without, const MeasureSettings& settings) {
-  std::map<int, double> base;
-  for (const auto& t : without.trials) base[t.block] = t.throughput_samples_per_s;
-  std::vector<double> treatment, baseline;
-  for (const auto& t : with.trials) {
-    const auto it = base.find(t.block);
-    if (it == base.end() || it->second <= 0 || t.throughput_samples_per_s <= 0) continue;
-    treatment.push_back(t.throughput_samples_per_s);
-    baseline.push_back(it->second);
-  }
-  if (treatment.size() < 3) {
+  const auto k = compare_arms(with, without, trial_throughput(), settings);
+  if (!k) {
     return fmt::format("{:+.1f}% (ratio of medians; too few blocks for an interval)",
                        100 * (with.throughput_samples_per_s.median / without.throughput_samples_per_s.median - 1));
   }
-  const auto e = stats::paired_ratio_of_medians(
-      treatment, baseline,
-      {.resamples = static_cast<std::size_t>(settings.bootstrap_resamples), .seed = settings.seed});
-  return fmt::format("{:+.1f}% (95% CI {:+.1f}% to {:+.1f}%, {} blocks)", 100 * (e.ratio - 1), 100 * (e.ci_low - 1),
-                     100 * (e.ci_high - 1), e.blocks);
+  const auto& e = k->estimate;
+  return fmt::format("{:+.1f}% (95% CI {:+.1f}% to {:+.1f}%, {} blocks: {}{})", 100 * (e.ratio - 1),
+                     100 * (e.ci_low - 1), 100 * (e.ci_high - 1), e.blocks, stats::to_string(k->verdict),
+                     k->noisy ? " [noisy]" : "");
 }
 
 double metric_median(const ArmResult& a, const std::string& key) {
@@ -90,6 +82,8 @@ class DataParallel final : public Suite {
                        "DistributedDataParallel (one process per GPU, bucketed all-reduce overlapping "
                        "backward) is faster than DataParallel"};
   }
+  // Throughput against the ranks an arm trains on, beside ideal linear scaling.
+  ChartKind chart() const override { return ChartKind::scaling; }
   std::vector<SuiteOption> options() const override { return {kBucketMbOption}; }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;

@@ -114,6 +114,8 @@ class DataLoader final : public Suite {
                        "for CNNs (001, 002); cache decoded data: decode once (001, 002); prefetch on a side "
                        "stream: the copy overlaps compute (002)"};
   }
+  // The ladder case: images/s per rung against the model's consumption.
+  ChartKind chart() const override { return ChartKind::pipeline_ladder; }
   std::vector<SuiteOption> options() const override {
     return {kDataOption, kLoaderOnlyOption, kCorruptPolicyOption};
   }

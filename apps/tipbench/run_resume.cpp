@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace tipbench::cli {
@@ -47,6 +48,18 @@ std::optional<std::string> resume_context_problem(const RunContext& here, const 
   return fmt::format("--resume {}: the finished cases were measured elsewhere: {}; a result must come from one "
                      "machine and build (start the run again instead)",
                      file, fmt::join(diffs, "; "));
+}
+
+RunContext resumed_context(const RunContext& here, const PartialRun& partial, const std::string& file) {
+  RunContext context = partial.result.context;
+  for (const auto& w : here.warnings) {
+    if (std::find(context.warnings.begin(), context.warnings.end(), w) == context.warnings.end()) {
+      context.warnings.push_back(w);
+    }
+  }
+  context.warnings.push_back(fmt::format("resumed at {} from {}: {} case(s) were measured before the interruption",
+                                         here.timestamp_utc, file, count_cases(partial.result)));
+  return context;
 }
 
 std::map<std::string, CaseResult> finished_cases_of(const Result& r) {

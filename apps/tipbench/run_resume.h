@@ -24,6 +24,10 @@ std::optional<std::string> resume_options(RunOptions& o, const std::set<std::str
 std::optional<std::string> resume_context_problem(const RunContext& here, const RunContext& recorded,
                                                   const std::string& file);
 
+// The resumed run's context: the interrupted run's own (start, argv, settings), with the warnings
+// found `here` that it lacks and one saying when and from which file it resumed.
+RunContext resumed_context(const RunContext& here, const PartialRun& partial, const std::string& file);
+
 std::map<std::string, CaseResult> finished_cases_of(const Result& r);
 
 // "interrupted: N case(s) kept in FILE; finish the run with: tipbench run --resume FILE"

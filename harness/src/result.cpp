@@ -336,6 +336,7 @@ ojson to_json_document(const Result& r) {
                    {"isolation", s.isolation},
                    {"cases", ojson::array()}};
     if (s.source_claim) suite["source_claim"] = {{"sources", s.source_claim->sources}, {"claim", s.source_claim->claim}};
+    if (s.chart) suite["chart"] = to_string(*s.chart);
     for (const auto& c : s.cases) suite["cases"].push_back(case_to_json(c));
     if (!s.notes.empty()) suite["notes"] = s.notes;
     j["suites"].push_back(std::move(suite));
@@ -358,6 +359,7 @@ Result parse_result(const ojson& document, const std::string& origin) {
         const auto& claim = s.at("source_claim");
         suite.source_claim = SourceClaim{claim.at("sources").get<std::string>(), claim.at("claim").get<std::string>()};
       }
+      if (s.contains("chart")) suite.chart = chart_kind_from_string(s.at("chart").get<std::string>());
       for (const auto& c : s.at("cases")) suite.cases.push_back(case_from_json(c));
       if (s.contains("notes")) suite.notes = s.at("notes").get<std::vector<std::string>>();
       r.suites.push_back(std::move(suite));

@@ -1,5 +1,6 @@
 #include "tipbench/runner.h"
 
+#include "tipbench/block_order.h"
 #include "tipbench/device_init.h"
 #include "tipbench/error_text.h"
 #include "tipbench/summary.h"
@@ -9,10 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <map>
-#include <numeric>
-#include <random>
 #include <set>
 #include <stdexcept>
 
@@ -71,23 +69,11 @@ std::vector<PlannedCase> plan_cases(const Suite& suite, const SuiteContext& cont
   return planned;
 }
 
-// Block order is shuffled from a seed derived from the run seed and the case, so a run is
-// reproducible and cases do not share one order.
-std::vector<int> shuffled(std::vector<int> arms, std::uint64_t seed, const std::string& name, int block) {
-  std::seed_seq seq{seed, static_cast<std::uint64_t>(std::hash<std::string>{}(name)),
-                    static_cast<std::uint64_t>(block)};
-  std::mt19937_64 rng(seq);
-  for (std::size_t i = arms.size(); i > 1; --i) {  // Fisher-Yates with a portable draw
-    std::swap(arms[i - 1], arms[rng() % i]);
-  }
-  return arms;
-}
-
 void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
   const Suite& suite = *p.suite;
   const int blocks = plan.settings.blocks;
   for (int block = 0; block < blocks; ++block) {
-    const auto order = shuffled(p.runnable, plan.settings.seed, p.result.name, block);
+    const auto order = block_order(p.runnable, plan.settings.seed, p.result.name, block);
     for (std::size_t position = 0; position < order.size(); ++position) {
       const int ai = order[position];
       ArmResult& arm = p.result.arms[ai];
@@ -186,6 +172,7 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
     sr.name = suite.name();
     sr.description = suite.description();
     sr.source_claim = suite.source_claim();
+    sr.chart = suite.chart();
     sr.isolation = suite.isolation(plan.context) == Isolation::fresh_process ? "fresh_process" : "in_process";
     for (auto& p : planned[si]) {
       if (const auto done = plan.finished_cases.find(p.result.name); done != plan.finished_cases.end()) {

@@ -28,15 +28,14 @@ struct Paired {
 };
 
 // Pairs the two arms' trials by block; a block where either arm has no positive value is dropped.
-template <typename Metric>
-Paired pair_by_block(const ArmResult& treatment, const ArmResult& baseline, Metric metric) {
+Paired pair_by_block(const ArmResult& treatment, const ArmResult& baseline, const TrialMetric& metric) {
   std::map<int, double> base;
   for (const auto& t : baseline.trials) {
-    if (auto v = metric(t); v && *v > 0) base[t.block] = *v;
+    if (auto v = metric.value(t); v && *v > 0) base[t.block] = *v;
   }
   Paired p;
   for (const auto& t : treatment.trials) {
-    auto v = metric(t);
+    auto v = metric.value(t);
     auto it = base.find(t.block);
     if (v && *v > 0 && it != base.end()) {
       p.treatment.push_back(*v);
@@ -46,21 +45,31 @@ Paired pair_by_block(const ArmResult& treatment, const ArmResult& baseline, Metr
   return p;
 }
 
-std::optional<Comparison> compare(const ArmResult& treatment, const ArmResult& baseline,
-                                  const std::string& metric, const Paired& paired,
-                                  bool higher_is_better, const MeasureSettings& settings) {
-  constexpr std::size_t kMinBlocks = 3;  // fewer leave the bootstrap nothing to resample
-  if (paired.treatment.size() < kMinBlocks) return std::nullopt;
+std::optional<double> throughput_of(const Trial& t) { return t.throughput_samples_per_s; }
+
+std::optional<double> memory_of(const Trial& t) {
+  if (auto m = trial_memory(t, nullptr)) return static_cast<double>(*m);
+  return std::nullopt;
+}
+
+}  // namespace
+
+TrialMetric trial_throughput() { return {"throughput_samples_per_s", true, throughput_of}; }
+
+std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResult& baseline,
+                                       const TrialMetric& metric, const MeasureSettings& settings) {
+  const Paired paired = pair_by_block(treatment, baseline, metric);
+  if (paired.treatment.size() < kMinPairedBlocks) return std::nullopt;
   Comparison c;
   c.treatment = treatment.arm;
   c.baseline = baseline.arm;
-  c.metric = metric;
+  c.metric = metric.name;
   c.estimate = stats::paired_ratio_of_medians(
       paired.treatment, paired.baseline,
       {.resamples = static_cast<std::size_t>(settings.bootstrap_resamples),
        .seed = settings.seed});
   c.verdict = stats::decide(c.estimate, {.practical_threshold = settings.practical_threshold,
-                                         .higher_is_better = higher_is_better});
+                                         .higher_is_better = metric.higher_is_better});
   const double cv = std::max(stats::coefficient_of_variation(paired.treatment),
                              stats::coefficient_of_variation(paired.baseline));
   c.cv = cv;
@@ -74,8 +83,6 @@ std::optional<Comparison> compare(const ArmResult& treatment, const ArmResult& b
   }
   return c;
 }
-
-}  // namespace
 
 void summarize_arm(ArmResult& arm) {
   std::vector<double> steps;
@@ -106,24 +113,13 @@ void summarize_case(CaseResult& c, const MeasureSettings& settings) {
   c.comparisons.clear();
   auto base = std::find_if(c.arms.begin(), c.arms.end(), [](const ArmResult& a) { return a.baseline; });
   if (base == c.arms.end() || base->status != ArmStatus::ok) return;
+  const TrialMetric metrics[] = {trial_throughput(),
+                                 {"step_cpu_time_ms", false, cpu_time_per_step_ms},
+                                 {base->memory_metric, false, memory_of}};
   for (const auto& arm : c.arms) {
     if (arm.baseline || arm.status != ArmStatus::ok) continue;
-    auto throughput = pair_by_block(arm, *base, [](const Trial& t) {
-      return std::optional<double>(t.throughput_samples_per_s);
-    });
-    if (auto cmp = compare(arm, *base, "throughput_samples_per_s", throughput, true, settings)) {
-      c.comparisons.push_back(*cmp);
-    }
-    auto cpu_time = pair_by_block(arm, *base, [](const Trial& t) { return cpu_time_per_step_ms(t); });
-    if (auto cmp = compare(arm, *base, "step_cpu_time_ms", cpu_time, false, settings)) {
-      c.comparisons.push_back(*cmp);
-    }
-    auto memory = pair_by_block(arm, *base, [](const Trial& t) -> std::optional<double> {
-      if (auto m = trial_memory(t, nullptr)) return static_cast<double>(*m);
-      return std::nullopt;
-    });
-    if (auto cmp = compare(arm, *base, base->memory_metric, memory, false, settings)) {
-      c.comparisons.push_back(*cmp);
+    for (const auto& metric : metrics) {
+      if (auto cmp = compare_arms(arm, *base, metric, settings)) c.comparisons.push_back(*cmp);
     }
   }
 }

@@ -35,6 +35,11 @@ std::optional<double> as_number(const std::string& s) {
   }
 }
 
+// Whether a suite gets the chart of `kind`: the kind it declared, as its result records it. A result
+// from before schema 1.4 records none: every kind is tried on it and draws where the arms carry
+// its encoding, as the report inferred charts then.
+bool draws(const SuiteResult& suite, ChartKind kind) { return !suite.chart || *suite.chart == kind; }
+
 json nullable(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
 std::optional<double> mib(const ArmResult& arm) {
@@ -174,8 +179,9 @@ json xy(double x, double y) { return {{"x", x}, {"y", y}}; }
 
 // Throughput (left axis) and memory (right axis) against a numeric arm level (a sweep: one arm
 // per value; a case whose arms share a value differs in something else and gets no curve).
-void level_curves(const NamedRun& run, const std::string& level, json& charts) {
+void level_curves(const NamedRun& run, const std::string& level, ChartKind kind, json& charts) {
   for (const auto& suite : run.result.suites) {
+    if (!draws(suite, kind)) continue;
     for (const auto& c : suite.cases) {
       const auto points = arms_by_level(c, level);
       if (points.size() < 2) continue;
@@ -204,6 +210,7 @@ void level_curves(const NamedRun& run, const std::string& level, json& charts) {
 // dp) are separate lines, each starting from the smallest world size's arm (the reference).
 void scaling_curves(const NamedRun& run, json& charts) {
   for (const auto& suite : run.result.suites) {
+    if (!draws(suite, ChartKind::scaling)) continue;
     for (const auto& c : suite.cases) {
       const auto points = arms_by_level(c, "world_size");
       if (points.size() < 2 || points.front().first <= 0 || points.back().first == points.front().first) continue;
@@ -252,6 +259,7 @@ void scaling_curves(const NamedRun& run, json& charts) {
 // and the model's consumption rate (its `synthetic` arm, loader-only runs) as a line across them.
 void ladder_charts(const NamedRun& run, json& charts) {
   for (const auto& suite : run.result.suites) {
+    if (!draws(suite, ChartKind::pipeline_ladder)) continue;
     for (const auto& c : suite.cases) {
       if (find_level(c.params, "pipeline") != std::optional<std::string>("ladder")) continue;
       json labels = json::array(), values = json::array();
@@ -283,6 +291,7 @@ void ladder_charts(const NamedRun& run, json& charts) {
 // Memory against step time, one point per arm, for arms with a `checkpoint` level.
 void tradeoffs(const NamedRun& run, json& charts) {
   for (const auto& suite : run.result.suites) {
+    if (!draws(suite, ChartKind::memory_vs_time)) continue;
     for (const auto& c : suite.cases) {
       json datasets = json::array();
       for (const auto& arm : c.arms) {
@@ -364,7 +373,7 @@ json report_model(const std::vector<NamedRun>& runs, const std::vector<NamedRun>
   if (!runs.empty()) {
     const NamedRun& primary = runs.at(std::min(options.primary, runs.size() - 1));
     heatmaps(primary, charts);
-    level_curves(primary, "batch", charts);
+    level_curves(primary, "batch", ChartKind::batch_curves, charts);
     tradeoffs(primary, charts);
     scaling_curves(primary, charts);
     ladder_charts(primary, charts);

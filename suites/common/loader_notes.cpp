@@ -1,6 +1,7 @@
 #include "loader_notes.h"
 
 #include "tipbench/stats.h"
+#include "tipbench/summary.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,13 +12,6 @@ namespace tipbench::suites {
 
 namespace {
 
-// The trial throughputs of `arm` by block.
-std::map<int, double> throughput_by_block(const ArmResult& arm) {
-  std::map<int, double> by_block;
-  for (const auto& t : arm.trials) by_block[t.block] = t.throughput_samples_per_s;
-  return by_block;
-}
-
 // Loader-only: each grid cell's ceiling against the model's consumption rate, paired by block.
 void loader_only_notes(const CaseResult& c, const MeasureSettings& settings, std::vector<std::string>& notes) {
   const ArmResult* model = nullptr;
@@ -27,27 +21,19 @@ void loader_only_notes(const CaseResult& c, const MeasureSettings& settings, std
   if (model == nullptr) return;
   notes.push_back(fmt::format("{}: loader ceiling vs {}'s consumption on synthetic data ({:.1f} samples/s)", c.name,
                               level(c.params, "model"), model->throughput_samples_per_s.median));
-  const auto consumption = throughput_by_block(*model);
   std::string first_to_keep_up;
   for (const auto& arm : c.arms) {
     if (&arm == model || arm.status != ArmStatus::ok) continue;
-    std::vector<double> ceiling, consumed;
-    for (const auto& [block, value] : throughput_by_block(arm)) {
-      if (auto it = consumption.find(block); it != consumption.end()) {
-        ceiling.push_back(value);
-        consumed.push_back(it->second);
-      }
-    }
-    if (ceiling.size() < 3) continue;  // too few paired blocks for an interval
-    const auto estimate = stats::paired_ratio_of_medians(
-        ceiling, consumed, {.resamples = static_cast<std::size_t>(settings.bootstrap_resamples), .seed = settings.seed});
-    const auto verdict = stats::decide(estimate, {.practical_threshold = settings.practical_threshold});
+    // The harness's comparison rule: ceiling over consumption, paired by block.
+    const auto k = compare_arms(arm, *model, trial_throughput(), settings);
+    if (!k) continue;  // too few paired blocks for an interval
+    const auto verdict = k->verdict;
     const char* what = verdict == stats::Verdict::slower   ? "input-bound: the loader cannot keep the model fed"
                        : verdict == stats::Verdict::faster ? "keeps up: the model is the bottleneck"
                                                            : "about even";
-    notes.push_back(fmt::format("  {:<11} {:>10.1f} samples/s  x{:.3f} [{:.3f}, {:.3f}]  {}", arm.arm,
-                                arm.throughput_samples_per_s.median, estimate.ratio, estimate.ci_low,
-                                estimate.ci_high, what));
+    notes.push_back(fmt::format("  {:<11} {:>10.1f} samples/s  x{:.3f} [{:.3f}, {:.3f}]  {}{}", arm.arm,
+                                arm.throughput_samples_per_s.median, k->estimate.ratio, k->estimate.ci_low,
+                                k->estimate.ci_high, what, k->noisy ? " [noisy]" : ""));
     if (verdict == stats::Verdict::faster && first_to_keep_up.empty()) first_to_keep_up = arm.arm;
   }
   notes.push_back(first_to_keep_up.empty()

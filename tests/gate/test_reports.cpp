@@ -196,6 +196,25 @@ TEST(HtmlModel, APipelineLadderDrawsItsRungsAndTheModelsConsumption) {
   EXPECT_DOUBLE_EQ(ladder.at("values")[0].get<double>(), run.suites.back().cases[0].arms[0].throughput_samples_per_s.median);
 }
 
+// A result since schema 1.4 records each suite's declared chart: the report draws that one only,
+// whatever levels the arms carry (alignment's aligned/unaligned `batch` is no sweep).
+TEST(HtmlModel, ASuiteGetsTheChartItsResultRecords) {
+  auto run = synthetic_run({.blocks = 4});
+  const auto suite = [](const std::string& name, tipbench::CaseResult c, tipbench::ChartKind chart) {
+    tipbench::SuiteResult s{name, "d", "in_process", {std::move(c)}, {}, {}};
+    s.chart = chart;
+    return s;
+  };
+  run.suites.push_back(suite("alignment", level_case("alignment", "batch", {"63", "64"}), tipbench::ChartKind::none));
+  run.suites.push_back(
+      suite("batch_size", level_case("batch_size", "batch", {"8", "16"}), tipbench::ChartKind::batch_curves));
+  run.suites.push_back(suite("checkpointing", level_case("checkpointing", "checkpoint", {"none", "all"}),
+                             tipbench::ChartKind::batch_curves));
+  const auto model = r::report_model({{"run.json", run}}, {}, {});
+  EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup", "batch"}));
+  EXPECT_TRUE(has(model.at("charts")[1].at("id").get<std::string>(), "batch_size/")) << model.at("charts")[1];
+}
+
 TEST(HtmlPage, EveryStringFromAResultIsEscaped) {
   const std::string evil = "</script><script>alert(1)</script><img src=x onerror=alert(2)>";
   auto run = synthetic_run({});

@@ -198,7 +198,7 @@ std::string sample_text() { return tipbench::to_json_document(sample_result()).d
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.3");
+  EXPECT_EQ(tipbench::schema_version(), "1.4");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
 }
 
@@ -280,7 +280,7 @@ TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.3");
+  EXPECT_EQ(doc.at("schema_version"), "1.4");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));

@@ -5,6 +5,7 @@
 //   tipbench::write_result_atomically(r, "out.json");
 #pragma once
 
+#include "tipbench/chart_kind.h"
 #include "tipbench/fingerprint.h"
 #include "tipbench/settings.h"
 #include "tipbench/stats.h"
@@ -22,8 +23,9 @@
 namespace tipbench {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 3;  // 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims
-std::string schema_version();  // "1.3"
+// 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims; 1.4: a suite's chart kind
+inline constexpr int kSchemaMinor = 4;
+std::string schema_version();  // "1.4"
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {
@@ -127,6 +129,10 @@ struct SuiteResult {
   std::vector<CaseResult> cases;
   std::vector<std::string> notes;  // the suite's conclusions across cases (Suite::notes), may be empty
   std::optional<SourceClaim> source_claim;  // nullopt: a tip beyond the sources (TF32, CUDA graphs)
+  // The chart the suite declared (Suite::chart); nullopt in a result from before 1.4, where the
+  // report infers it from the arms' levels as it did then. (`{}`: an aggregate initialiser that
+  // stops before it needs no value for it and draws no warning.)
+  std::optional<ChartKind> chart{};
 };
 
 struct GitState {

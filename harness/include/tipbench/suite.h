@@ -6,6 +6,7 @@
 //   TIPBENCH_REGISTER_SUITE(ZeroGrad);
 #pragma once
 
+#include "tipbench/chart_kind.h"
 #include "tipbench/levels.h"
 #include "tipbench/result.h"
 #include "tipbench/suite_options.h"
@@ -94,6 +95,9 @@ class Suite {
   // recorded with the result and shown by the reports beside the measured ratios; nullopt for a
   // tip beyond the sources.
   virtual std::optional<SourceClaim> source_claim() const { return std::nullopt; }
+  // The report's chart for the suite's cases beside the common ones (chart_kind.h says what
+  // encoding of the arms each kind reads); recorded in the result.
+  virtual ChartKind chart() const { return ChartKind::none; }
   // Models the suite can run; empty means any.
   virtual std::vector<std::string> supported_models() const { return {}; }
   // The suite's own flags (tipbench run --NAME): declared here, added and documented by the CLI.

@@ -1,16 +1,45 @@
 // Turns raw trials into the summaries and comparisons of a case: arm summaries, then every
 // treatment against the baseline as a ratio with a paired bootstrap CI and a verdict.
 //   tipbench::summarize_case(case_result, settings);
+// compare_arms is that comparison rule on its own, for a suite's notes that compare other pairs
+// of arms (a batch against the one before it): the same rule gives the same verdict.
+//   if (auto c = tipbench::compare_arms(b64, b32, tipbench::trial_throughput(), settings))
+//     note += fmt::format("x{:.2f} {}", c->estimate.ratio, tipbench::stats::to_string(c->verdict));
 #pragma once
 
 #include "tipbench/result.h"
 #include "tipbench/settings.h"
 
+#include <cstddef>
+#include <optional>
+#include <string>
+
 namespace tipbench {
 
+// One figure of a trial that two arms are compared on.
+struct TrialMetric {
+  std::string name;  // the comparison's `metric`: "throughput_samples_per_s"
+  bool higher_is_better = true;
+  std::optional<double> (*value)(const Trial&) = nullptr;  // nullopt: the trial did not record it
+};
+
+// The trial's throughput (samples/s, higher is better), the metric every note compares.
+TrialMetric trial_throughput();
+
+// Fewer paired blocks leave the bootstrap nothing to resample: no comparison.
+inline constexpr std::size_t kMinPairedBlocks = 3;
+
+// The harness's one comparison rule. The arms' trials are paired by block (a block where either
+// arm has no positive value is dropped); the estimate is the ratio of medians treatment/baseline
+// with a paired bootstrap 95% CI (settings.bootstrap_resamples, settings.seed), the verdict comes
+// from stats::decide at settings.practical_threshold, and the row is noisy when the larger
+// between-block CV exceeds noisy_cv_limit(settings). nullopt below kMinPairedBlocks pairs.
+std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResult& baseline,
+                                       const TrialMetric& metric, const MeasureSettings& settings);
+
 void summarize_arm(ArmResult& arm);
-// Fills arm summaries and case.comparisons from the trials. Only blocks where both arms have a
-// trial are paired.
+// Fills arm summaries and case.comparisons (compare_arms of every ok arm against the ok baseline
+// on throughput, CPU time per step and memory) from the trials.
 void summarize_case(CaseResult& c, const MeasureSettings& settings);
 
 }  // namespace tipbench

@@ -1,0 +1,104 @@
+#include "gate_confirm.h"
+
+#include "gate_session.h"
+#include "tipbench/run_context.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace tipbench::cli {
+
+namespace {
+
+// The `run` arguments a result was made with (after "<binary> run"), for re-measuring it.
+std::vector<std::string> run_args_of(const Result& r) {
+  const auto& argv = r.context.argv;
+  return argv.size() > 2 ? std::vector<std::string>(argv.begin() + 2, argv.end()) : std::vector<std::string>{};
+}
+
+// Flagged keys grouped by case, so each case is re-measured once for all its flagged cells.
+std::map<std::pair<std::string, std::string>, std::vector<gate::CellKey>> by_case(const std::vector<gate::CellKey>& keys) {
+  std::map<std::pair<std::string, std::string>, std::vector<gate::CellKey>> groups;
+  for (const auto& k : keys) groups[{k.suite, k.case_name}].push_back(k);
+  return groups;
+}
+
+const gate::Cell* find_cell(const std::vector<gate::Cell>& cells, const gate::CellKey& key) {
+  for (const auto& c : cells) {
+    if (c.key == key) return &c;
+  }
+  return nullptr;
+}
+
+// Compares the re-measured cells and keeps those that could be compared.
+void collect(const std::vector<gate::CellKey>& keys, const Result& reference, const Result& candidate,
+             const gate::GateConfig& config, bool paired, std::map<gate::CellKey, gate::CellComparison>& out) {
+  const auto ref_cells = gate::extract_cells(reference);
+  const auto cand_cells = gate::extract_cells(candidate);
+  for (const auto& key : keys) {
+    const auto* r = find_cell(ref_cells, key);
+    const auto* c = find_cell(cand_cells, key);
+    if (!r || !c) continue;
+    gate::CompareOptions options{.paired = paired, .resamples = gate::resamples_for(1, config.alpha), .seed = 1};
+    options.practical_threshold = config.threshold_for(key.suite, key.metric).value_or(0.03);
+    if (auto cmp = gate::compare_cell(*r, *c, options)) out.emplace(key, *cmp);
+  }
+}
+
+}  // namespace
+
+std::string binary_of(const Result& r, const std::string& preferred) {
+  if (!preferred.empty()) return preferred;
+  if (!r.context.argv.empty() && is_executable(r.context.argv.front())) return r.context.argv.front();
+  return self_executable_path();
+}
+
+gate::Remeasure paired_remeasure(const Result& base, const Result& head, const std::string& work_dir,
+                                 const gate::GateConfig& config, std::uint64_t seed) {
+  return [&base, &head, work_dir, &config, seed](const std::vector<gate::CellKey>& keys) {
+    std::map<gate::CellKey, gate::CellComparison> out;
+    int n = 0;
+    for (const auto& [id, group] : by_case(keys)) {
+      SessionPlan plan;
+      plan.base_binary = binary_of(base, "");
+      plan.head_binary = binary_of(head, "");
+      const auto selection = select_case(head, group.front());
+      plan.base_args = strip_selection(run_args_of(base));
+      plan.head_args = strip_selection(run_args_of(head));
+      plan.base_args.insert(plan.base_args.end(), selection.begin(), selection.end());
+      plan.head_args.insert(plan.head_args.end(), selection.begin(), selection.end());
+      plan.blocks = std::max(3, base.context.settings.blocks);
+      plan.seed = seed + 7919;  // fresh blocks, not a replay of the first session
+      plan.work_dir = work_dir;
+      fmt::print(stderr, "gate: re-measuring {} (head vs base, {} blocks) to confirm\n", id.second, plan.blocks);
+      const auto again = run_interleaved(plan, fmt::format("confirm{}", n++));
+      collect(group, again.base, again.head, config, /*paired=*/true, out);
+    }
+    return out;
+  };
+}
+
+gate::Remeasure stored_remeasure(const Result& baseline, const Result& current, const std::string& binary,
+                                 const std::string& work_dir, const gate::GateConfig& config) {
+  return [&baseline, &current, binary, work_dir, &config](const std::vector<gate::CellKey>& keys) {
+    std::map<gate::CellKey, gate::CellComparison> out;
+    int n = 0;
+    for (const auto& [id, group] : by_case(keys)) {
+      auto args = strip_selection(run_args_of(current));
+      const auto selection = select_case(current, group.front());
+      args.insert(args.end(), selection.begin(), selection.end());
+      args.insert(args.end(), {"--blocks", std::to_string(std::max(3, current.context.settings.blocks)), "--seed", "7919"});
+      const std::string stem = fmt::format("{}/confirm{}", work_dir, n++);
+      fmt::print(stderr, "gate: re-measuring {} with {} to confirm\n", id.second, binary);
+      const Result again = run_once(binary, args, stem + ".json", stem + ".log");
+      collect(group, baseline, again, config, /*paired=*/false, out);
+    }
+    return out;
+  };
+}
+
+}  // namespace tipbench::cli

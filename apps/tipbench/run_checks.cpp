@@ -1,0 +1,127 @@
+#include "run_checks.h"
+
+#include "tipbench/atomic_file.h"
+#include "tipbench/error_text.h"
+#include "tipbench/exit_codes.h"
+#include "tipbench/json_number.h"
+#include "tipbench/partial_run.h"
+#include "tipbench/registry.h"
+#include "tipbench/run_context.h"
+
+#include "cli_checks.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/cuda.h>
+
+#include <algorithm>
+
+namespace tipbench::cli {
+
+namespace {
+
+// A byte string as a message can show it: bytes outside printable ASCII as \xNN.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out;
+}
+
+// A result records its command line (and --out) as JSON text, which must be UTF-8: found now, not
+// when the first finished case is written.
+std::optional<std::string> argv_problem(const std::vector<std::string>& argv) {
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (!is_valid_utf8(argv[i])) {
+      return fmt::format("argument {} ('{}') is not valid UTF-8: a result records its command line as JSON text; "
+                         "rename the path",
+                         i, abbreviated(printable(argv[i])));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "error: {}\n", message);
+  return exit_code::usage;
+}
+
+std::optional<c10::Device> resolve_device(const std::string& name, std::string& error) {
+  const bool have_cuda = torch::cuda::is_available();
+  if (name == "auto") return have_cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  try {
+    c10::Device device(name);
+    if (!device.is_cpu() && !device.is_cuda()) throw std::invalid_argument("unsupported");
+    if (device.is_cuda() && !have_cuda) {
+      error = fmt::format("--device {}: no CUDA device is available here (use --device cpu or auto)", name);
+      return std::nullopt;
+    }
+    if (device.is_cuda() && !device.has_index()) device.set_index(0);
+    if (device.is_cuda() && device.index() >= static_cast<int>(torch::cuda::device_count())) {
+      error = fmt::format("--device {}: only {} CUDA device(s) present", name, torch::cuda::device_count());
+      return std::nullopt;
+    }
+    return device;
+  } catch (const std::exception&) {
+    error = fmt::format("--device {}: expected auto, cpu, cuda or cuda:N", name);
+    return std::nullopt;
+  }
+}
+
+std::vector<const Suite*> selected_suites(const std::vector<std::string>& names) {
+  if (std::find(names.begin(), names.end(), "all") != names.end()) return all_suites();
+  std::vector<const Suite*> out;
+  for (const auto& n : names) {
+    const Suite* s = find_suite(n);
+    if (s == nullptr) throw InputError(fmt::format("'{}' is not a suite", n));  // never dropped silently
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+std::optional<std::string> suite_option_problem(const std::vector<const Suite*>& selected,
+                                                const std::set<std::string>& typed) {
+  for (const auto& declared : declared_options()) {
+    if (!typed.contains("--" + declared.option.name)) continue;
+    const bool applies = std::any_of(selected.begin(), selected.end(), [&](const Suite* s) {
+      return std::find(declared.suites.begin(), declared.suites.end(), s->name()) != declared.suites.end();
+    });
+    if (!applies) {
+      return fmt::format("--{} is an option of {}, which this run does not select (add --suite {})",
+                         declared.option.name, fmt::join(declared.suites, ", "), declared.suites.front());
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<int> check_outputs(RunOptions& o, const std::vector<std::string>& argv, bool keeps_partial) {
+  if (auto problem = argv_problem(argv)) return usage_error(*problem);
+  if (o.out.empty()) o.out = fmt::format("results/runs/{}-{}.json", compact_utc_timestamp(), host_name());
+  if (!output_file_writable("--out", o.out)) return exit_code::usage;
+  if (!o.profile_dir.empty() && !output_dir_writable("--profile", o.profile_dir)) return exit_code::usage;
+  if (keeps_partial) {
+    if (auto problem = output_file_problem(partial_path_for(o.out))) {
+      return usage_error(
+          fmt::format("{}: cannot keep finished cases there: {}", abbreviated(partial_path_for(o.out)), *problem));
+    }
+  }
+  return std::nullopt;
+}
+
+int dry_run(RunOptions o, const RunPlan& plan, const std::vector<std::string>& argv) {
+  if (auto code = check_outputs(o, argv, /*keeps_partial=*/o.resume.empty())) return *code;
+  std::size_t cases = 0;
+  for (const Suite* s : plan.suites) cases += s->cases(plan.context).size();
+  fmt::print("run --dry-run: ok: {} suite(s), {} case(s) on {}; nothing measured\n", plan.suites.size(), cases,
+             plan.context.device.str());
+  return exit_code::ok;
+}
+
+}  // namespace tipbench::cli

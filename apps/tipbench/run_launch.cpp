@@ -1,0 +1,57 @@
+#include "run_launch.h"
+
+#include "distributed/launcher.h"
+#include "distributed/run_role.h"
+#include "tipbench/data/system.h"
+#include "tipbench/run_context.h"
+
+#include <fmt/format.h>
+#include <torch/cuda.h>
+
+#include <chrono>
+
+namespace tipbench::cli {
+
+namespace {
+
+// One rank per device; on a CPU one per core, or kRanksPerCoreOversubscribed per core with
+// --oversubscribe. Hundreds of ranks on two cores end in the kernel's OOM killer, not a result.
+std::optional<std::string> rank_count_problem(const RunOptions& o, const c10::Device& device) {
+  if (device.is_cuda()) {
+    const auto gpus = static_cast<int>(torch::cuda::device_count());
+    if (o.nproc <= gpus) return std::nullopt;
+    return fmt::format("--nproc {}: one rank per GPU, and {} CUDA device(s) are visible", o.nproc, gpus);
+  }
+  const int cores = data::available_cores();
+  const int limit = o.oversubscribe ? kRanksPerCoreOversubscribed * cores : cores;
+  if (o.nproc <= limit) return std::nullopt;
+  if (o.oversubscribe) {
+    return fmt::format("--nproc {}: --oversubscribe allows at most {} ranks per core, {} on the {} core(s) this "
+                       "process may use",
+                       o.nproc, kRanksPerCoreOversubscribed, limit, cores);
+  }
+  return fmt::format("--nproc {}: one rank per core, and this process may use {} core(s); --oversubscribe allows "
+                     "up to {} per core ({})",
+                     o.nproc, cores, kRanksPerCoreOversubscribed, kRanksPerCoreOversubscribed * cores);
+}
+
+}  // namespace
+
+std::optional<std::string> launch_problem(const RunOptions& o, const c10::Device& device) {
+  if (o.suites != std::vector<std::string>{distributed::kDistributedSuite}) {
+    return fmt::format("--nproc {} runs only --suite {}", o.nproc, distributed::kDistributedSuite);
+  }
+  return rank_count_problem(o, device);
+}
+
+int launch_local_ranks(const std::vector<std::string>& argv, int nproc) {
+  return distributed::launch_local_ranks({.executable = self_executable_path(), .argv = argv, .nproc = nproc});
+}
+
+std::optional<int> join_as_rank(const distributed::RankEnv& env, const RunPlan& plan, int rendezvous_timeout_s) {
+  return distributed::join_distributed_run(env, plan.suites, plan.context, std::chrono::seconds(rendezvous_timeout_s));
+}
+
+void end_distributed_run() { distributed::end_distributed_run(); }
+
+}  // namespace tipbench::cli

@@ -1,0 +1,104 @@
+#include "run_measure.h"
+
+#include "run_checks.h"
+#include "run_launch.h"
+#include "run_resume.h"
+#include "tipbench/error_text.h"
+#include "tipbench/exit_codes.h"
+#include "tipbench/interrupt_notice.h"
+#include "tipbench/partial_run.h"
+#include "tipbench/progress.h"
+#include "tipbench/reports/console.h"
+#include "tipbench/reports/format.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tipbench::cli {
+
+namespace {
+
+void print_banner(const RunOptions& o, const RunPlan& plan, const Result& result) {
+  fmt::print(stderr, "tipbench {}: {} suite(s) on {} ({}), {} blocks{}\n", result.context.tipbench_version,
+             plan.suites.size(), plan.context.device.str(), result.context.fingerprint_slug, plan.settings.blocks,
+             o.quick ? ", quick" : "");
+  if (!plan.finished_cases.empty()) {
+    fmt::print(stderr, "resuming {}: {} case(s) already measured\n", o.resume, plan.finished_cases.size());
+  }
+  for (const auto& w : result.context.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (const auto banner = reports::injected_slowdown_banner(result); !banner.empty()) {
+    fmt::print(stderr, "{}\n", banner);
+  }
+}
+
+// After every case, the cases so far go to the partial file and the interrupt notice names it.
+// `partial_kept` says whether the file on disk holds finished cases: a message names it only then.
+void keep_finished_cases(const RunOptions& o, RunPlan& plan, const Result& result, const std::string& partial_path,
+                         bool& partial_kept) {
+  const int kept = static_cast<int>(plan.finished_cases.size());
+  install_interrupt_notice(kept > 0 ? resume_hint(kept, partial_path)
+                                    : "\ninterrupted: no case had finished; nothing kept");
+  plan.case_finished = [&o, &result, &partial_path, &partial_kept](const std::vector<SuiteResult>& so_far) {
+    Result done = result;
+    done.suites = so_far;
+    try {
+      write_partial_run({o.out, run_options_to_json(o), done}, partial_path);
+      partial_kept = true;  // a later failed write leaves this file as it was
+      set_interrupt_notice(resume_hint(count_cases(done), partial_path));
+    } catch (const std::exception& e) {  // losing the safety net is no reason to stop measuring
+      fmt::print(stderr, "warning: cannot keep finished cases in {}: {}\n", abbreviated(partial_path),
+                 error_summary(e));
+    }
+  };
+}
+
+// The partial file goes only once the result holds every case it kept.
+void remove_partial_file(const RunPlan& plan, const Result& result, const std::string& partial_path) {
+  remove_interrupt_notice();
+  const auto written = finished_cases_of(result);
+  const bool complete = std::all_of(plan.finished_cases.begin(), plan.finished_cases.end(),
+                                    [&](const auto& kept) { return written.contains(kept.first); });
+  if (complete) {
+    std::remove(partial_path.c_str());
+  } else {
+    fmt::print(stderr, "warning: {} kept: the result lacks cases it holds\n", partial_path);
+  }
+}
+
+// A failed or invalid arm makes the run's exit code 1 (the result is still written).
+bool any_unusable(const std::vector<SuiteResult>& suites) {
+  for (const auto& s : suites)
+    for (const auto& c : s.cases)
+      for (const auto& a : c.arms)
+        if (a.status == ArmStatus::failed || a.status == ArmStatus::invalid) return true;
+  return false;
+}
+
+}  // namespace
+
+int measure_and_write(const RunOptions& o, RunPlan& plan, Result& result, const std::string& partial_path) {
+  print_banner(o, plan, result);
+  bool partial_kept = !plan.finished_cases.empty();  // a resumed run's file
+  if (!partial_path.empty()) keep_finished_cases(o, plan, result, partial_path, partial_kept);
+  Progress progress(Progress::stderr_is_tty());
+  try {
+    result.suites = run_suites(plan, progress);
+    end_distributed_run();  // the other ranks exit while rank 0 writes
+  } catch (const InputError& e) {  // bad input found while staging or measuring: nothing written
+    return usage_error(e.what());
+  }
+  try {
+    write_result_atomically(result, o.out);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", result_write_failure(error_summary(e), partial_kept ? partial_path : ""));
+    return exit_code::internal;
+  }
+  if (!partial_path.empty()) remove_partial_file(plan, result, partial_path);
+  reports::print_run_summary(result, stdout);
+  fmt::print("\nwrote {}\n", o.out);
+  return any_unusable(result.suites) ? exit_code::failed : exit_code::ok;
+}
+
+}  // namespace tipbench::cli

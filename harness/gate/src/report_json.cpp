@@ -1,0 +1,42 @@
+// The gate's verdict as JSON (`gate --json`, docs/gate.md).
+#include "tipbench/gate/decision.h"
+
+namespace tipbench::gate {
+
+nlohmann::json gate_report_to_json(const GateReport& report) {
+  auto comparison_json = [](const CellComparison& c) {
+    return nlohmann::json{{"ratio", c.test.estimate.ratio},
+                          {"ci95_low", c.test.estimate.ci_low},
+                          {"ci95_high", c.test.estimate.ci_high},
+                          {"p_value", c.test.p_value},
+                          {"blocks", c.test.estimate.blocks},
+                          {"paired", c.paired},
+                          {"cv", c.cv},
+                          {"reference_median", c.reference.median},
+                          {"candidate_median", c.candidate.median}};
+  };
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : report.checks) {
+    nlohmann::json j = {{"suite", c.key.suite},       {"case", c.key.case_name},
+                        {"arm", c.key.arm},           {"metric", c.key.metric},
+                        {"status", to_string(c.status)}, {"threshold", c.threshold},
+                        {"significant", c.significant}, {"candidate", c.candidate},
+                        {"noisy", c.noisy},           {"detail", c.detail}};
+    if (c.comparison) {
+      j["comparison"] = comparison_json(*c.comparison);
+      j["holm_alpha"] = c.holm_alpha;
+    }
+    if (c.rerun) j["rerun"] = comparison_json(*c.rerun);
+    checks.push_back(std::move(j));
+  }
+  return {{"outcome", to_string(report.outcome)},
+          {"exit_code", report.exit_code()},
+          {"mode", report.mode},
+          {"change_under_test", report.change_under_test},
+          {"checks", checks},
+          {"problems", report.problems},
+          {"notes", report.notes},
+          {"recommendations", report.recommendations}};
+}
+
+}  // namespace tipbench::gate
