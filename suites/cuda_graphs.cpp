@@ -6,10 +6,40 @@
 // Baseline: eager (PyTorch's default). Treatment: the captured step replayed. CUDA only.
 #include "common/autocast.h"
 #include "common/captured_step.h"
-#include "common/training.h"
+#include "common/step_policy.h"
 #include "tipbench/registry.h"
 
 namespace tipbench::suites {
+
+namespace {
+
+// The treatment: the eager step on the fixed inputs captured once (after the other policies'
+// prepare) and replayed; what the other policies or the spec do that a capture cannot hold is
+// refused (invalid_argument) before capturing.
+class CaptureStep final : public StepPolicy {
+ public:
+  std::string name() const override { return "cuda_graph"; }
+  Replaces replaces() const override { return {.run_step = true}; }
+  void prepare(StepState& state) override {
+    // What the CUDA-graph variant of the step cannot capture: per-step host work, synchronisation.
+    if (auto why = state.capture_unsafe_reason()) {
+      throw std::invalid_argument("a training step captured as a CUDA graph cannot " + *why);
+    }
+    const StepInputs fixed = state.fixed_inputs();
+    graph_.emplace(state.device(), [&state, fixed] { state.eager_step(fixed); }, 3,
+                   [&state] { state.optimizer().zero_grad(/*set_to_none=*/true); });
+  }
+  at::Tensor run_step(StepState&) override {
+    graph_->replay();
+    return {};  // the loss stays in the graph's static tensor
+  }
+  nlohmann::json info(const StepState&) const override { return {{"cuda_graph", true}}; }
+
+ private:
+  std::optional<CapturedStep> graph_;
+};
+
+}  // namespace
 
 class CudaGraphs final : public Suite {
  public:
@@ -40,7 +70,7 @@ class CudaGraphs final : public Suite {
                                     const ArmSpec& arm) const override {
     TrainingSpec spec = training_spec(c);
     spec.precision = parse_precision(level(c.params, "precision"));
-    spec.cuda_graph = level(arm.levels, "cuda_graph") == "on";
+    if (level(arm.levels, "cuda_graph") == "on") spec.policies.push_back(std::make_shared<CaptureStep>());
     return make_training_workload(context, spec);
   }
 };

@@ -2,6 +2,7 @@
 // It pays off when shapes are fixed; when they change every step, every new shape is autotuned.
 // Baseline: benchmark off (the default). Treatment: on. The flag and cuDNN's algorithm cache are
 // process-wide, so every trial runs in a fresh process.
+#include "common/input_shapes.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 
@@ -45,7 +46,9 @@ class CudnnBenchmark final : public Suite {
                                     const ArmSpec& arm) const override {
     at::globalContext().setBenchmarkCuDNN(level(arm.levels, "cudnn_benchmark") == "on");
     TrainingSpec spec = training_spec(c);
-    spec.shapes = level(c.params, "shapes") == "fixed" ? InputShapes::fixed : InputShapes::varying;
+    if (level(c.params, "shapes") == "varying") {
+      spec.policies.push_back(std::make_shared<InputShapesPolicy>(InputShapes::varying));
+    }
     return make_training_workload(context, spec);
   }
 };

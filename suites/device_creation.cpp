@@ -4,10 +4,37 @@
 // (torch.randn(..., device=...)) it is one kernel. Each step here makes its labels and a noise
 // tensor of the input's shape (added to the input, as a noise augmentation would).
 // Baseline: made on the host and copied (the common pattern). Treatment: made on the device.
-#include "common/training.h"
+#include "common/step_policy.h"
 #include "tipbench/registry.h"
 
 namespace tipbench::suites {
+
+namespace {
+
+// Every step makes its labels and a noise tensor of the input's shape on the host (then copies
+// them) or on the device.
+class MakeStepTensors final : public StepPolicy {
+ public:
+  explicit MakeStepTensors(bool on_host) : on_host_(on_host) {}
+  std::string name() const override { return std::string("step tensors made on the ") + where(); }
+  Replaces replaces() const override { return {.inputs = true}; }
+  StepInputs inputs(StepState& state, bool) override {
+    const auto& device = state.device();
+    const auto made_on = torch::TensorOptions().device(on_host_ ? c10::Device(c10::kCPU) : device);
+    StepInputs in = state.fixed_inputs();
+    in.labels = torch::randint(state.classes(), {state.spec().batch_size}, made_on.dtype(torch::kLong)).to(device);
+    in.images = in.images + 0.01 * torch::randn(in.images.sizes(), made_on).to(device);
+    return in;
+  }
+  nlohmann::json info(const StepState&) const override { return {{"step_tensors", where()}}; }
+  std::optional<std::string> capture_unsafe_reason() const override { return "make new tensors every step"; }
+
+ private:
+  const char* where() const { return on_host_ ? "host" : "device"; }
+  bool on_host_;
+};
+
+}  // namespace
 
 class DeviceCreation final : public Suite {
  public:
@@ -36,7 +63,7 @@ class DeviceCreation final : public Suite {
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const override {
     TrainingSpec spec = training_spec(c);
-    spec.step_tensors = level(arm.levels, "step_tensors") == "host" ? StepTensors::host : StepTensors::device;
+    spec.policies.push_back(std::make_shared<MakeStepTensors>(level(arm.levels, "step_tensors") == "host"));
     return make_training_workload(context, spec);
   }
 };

@@ -4,7 +4,7 @@
 // smaller (less efficient) kernels per layer. BatchNorm statistics are then per micro-batch.
 // Baseline: k = 1 (the whole batch at once). Treatments: k = 2, 4, 8 (--quick: 4). The note states the memory
 // saved per unit of throughput lost.
-#include "common/training.h"
+#include "common/step_policy.h"
 #include "tipbench/registry.h"
 
 #include <fmt/format.h>
@@ -28,6 +28,22 @@ std::string trade_off(const ArmResult& whole, const ArmResult& split, std::int64
   if (speed >= 0) return text + ": the memory saved cost no throughput";
   return text + fmt::format(": {:.1f}% of the memory saved per 1% of the throughput lost", memory / speed);
 }
+
+// The step's batch as k micro-batches, a forward and backward each, one optimizer step.
+class MicroBatches final : public StepPolicy {
+ public:
+  explicit MicroBatches(std::int64_t k) : k_(k) {}
+  std::string name() const override { return std::to_string(k_) + " micro-batches"; }
+  Replaces replaces() const override { return {.micro_batches = true}; }
+  std::int64_t micro_batches() const override { return k_; }
+  nlohmann::json info(const StepState&) const override {
+    if (k_ == 1) return nlohmann::json::object();  // the whole batch: recorded as any training step
+    return {{"micro_batches", k_}};
+  }
+
+ private:
+  std::int64_t k_;
+};
 
 }  // namespace
 
@@ -59,7 +75,7 @@ class GradAccumulation final : public Suite {
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const override {
     TrainingSpec spec = training_spec(c);
-    spec.micro_batches = micro_batches(arm);
+    spec.policies.push_back(std::make_shared<MicroBatches>(micro_batches(arm)));
     return make_training_workload(context, spec);
   }
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {

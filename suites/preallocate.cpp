@@ -10,6 +10,7 @@
 // default). Treatment: max_shape, the pre-allocation step (BatchNorm's running statistics put
 // back, so both arms train the same model). CUDA records device_mallocs: the allocator's device
 // allocations while timed. CNNs only: a ViT's position embedding fixes its input size.
+#include "common/input_shapes.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 
@@ -17,6 +18,23 @@
 #include <fmt/ranges.h>
 
 namespace tipbench::suites {
+
+namespace {
+
+// The treatment: preallocate_step at the largest input (a micro-batch of it, if the step is
+// split) before training.
+class PreallocateMaxShape final : public StepPolicy {
+ public:
+  std::string name() const override { return "preallocate max_shape"; }
+  void prepare(StepState& state) override {
+    const std::int64_t micro = state.spec().batch_size / state.micro_batches(), side = state.image_size();
+    preallocate_step(state.model(), state.input_of(side, side).narrow(0, 0, micro), state.labels().narrow(0, 0, micro),
+                     state.spec().precision);
+  }
+  nlohmann::json info(const StepState&) const override { return {{"preallocated", true}}; }
+};
+
+}  // namespace
 
 class Preallocate final : public Suite {
  public:
@@ -48,8 +66,8 @@ class Preallocate final : public Suite {
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const override {
     TrainingSpec spec = training_spec(c);
-    spec.shapes = InputShapes::ascending;
-    spec.preallocate = level(arm.levels, "preallocate") == "max_shape";
+    spec.policies.push_back(std::make_shared<InputShapesPolicy>(InputShapes::ascending));
+    if (level(arm.levels, "preallocate") == "max_shape") spec.policies.push_back(std::make_shared<PreallocateMaxShape>());
     return make_training_workload(context, spec);
   }
   // CUDA: how often each arm's allocator asked the device for memory while timed.

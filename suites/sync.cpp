@@ -6,7 +6,7 @@
 // so the read costs nothing there and the arms should tie.
 // Baseline: loss.item() every step (what most logging loops do). Treatments: every 50 steps;
 // never (summed on the device).
-#include "common/training.h"
+#include "common/step_policy.h"
 #include "tipbench/registry.h"
 
 namespace tipbench::suites {
@@ -16,6 +16,36 @@ namespace {
 ArmSpec read_every(const std::string& name, std::int64_t steps) {
   return {name, {{"loss_read_every", std::to_string(steps)}}};
 }
+
+// The loss added to a running sum on the device every step and read on the host with .item()
+// every `every` steps (0: never).
+class ReadLossEvery final : public StepPolicy {
+ public:
+  explicit ReadLossEvery(std::int64_t every) : every_(every) {}
+  std::string name() const override { return "loss read every " + std::to_string(every_) + " steps"; }
+  bool keeps_loss() const override { return true; }
+  void prepare(StepState& state) override {
+    running_loss_ = torch::zeros({}, torch::TensorOptions().device(state.device()));
+    steps_since_read_ = 0;
+  }
+  void after_step(StepState&, const at::Tensor& loss) override {
+    running_loss_ += loss;
+    if (every_ > 0 && ++steps_since_read_ == every_) {
+      last_read_loss_ = running_loss_.item<double>();  // the host waits for the device here
+      steps_since_read_ = 0;
+    }
+  }
+  nlohmann::json info(const StepState&) const override { return {{"loss_read_every", every_}}; }
+  std::optional<std::string> capture_unsafe_reason() const override {
+    return "keep the loss (read it from the static loss tensor instead)";
+  }
+
+ private:
+  std::int64_t every_;
+  at::Tensor running_loss_;
+  std::int64_t steps_since_read_ = 0;
+  double last_read_loss_ = 0;
+};
 
 }  // namespace
 
@@ -43,7 +73,7 @@ class Sync final : public Suite {
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const override {
     TrainingSpec spec = training_spec(c);
-    spec.loss_read_every = std::stoll(level(arm.levels, "loss_read_every"));
+    spec.policies.push_back(std::make_shared<ReadLossEvery>(std::stoll(level(arm.levels, "loss_read_every"))));
     return make_training_workload(context, spec);
   }
 };

@@ -1,10 +1,22 @@
 // Tip: reset gradients by setting them to None instead of writing zeros. Zeroing costs a memset
 // per parameter and makes backward accumulate (read + write) instead of assign.
 // Baseline: LibTorch's default, zero_grad(set_to_none=true). Treatment: zero_grad(false).
-#include "common/training.h"
+#include "common/step_policy.h"
 #include "tipbench/registry.h"
 
 namespace tipbench::suites {
+
+namespace {
+
+// The treatment: gradients filled with zeros, so backward accumulates into them.
+class FillWithZeros final : public StepPolicy {
+ public:
+  std::string name() const override { return "zero_grad(set_to_none=false)"; }
+  Replaces replaces() const override { return {.zero_grad = true}; }
+  void zero_grad(StepState& state) override { state.optimizer().zero_grad(/*set_to_none=*/false); }
+};
+
+}  // namespace
 
 class ZeroGrad final : public Suite {
  public:
@@ -26,7 +38,7 @@ class ZeroGrad final : public Suite {
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const override {
     TrainingSpec spec = training_spec(c);
-    spec.set_to_none = level(arm.levels, "set_to_none") == "true";
+    if (level(arm.levels, "set_to_none") == "false") spec.policies.push_back(std::make_shared<FillWithZeros>());
     return make_training_workload(context, spec);
   }
 };

@@ -7,7 +7,7 @@
 // be replayed stale). The step's inputs must be static tensors: copy new data into them, never
 // rebind them. Host-side state is frozen at its capture value: an optimizer whose update reads a
 // step count on the host (torch::optim::AdamW, the foreach AdamW) replays the first captured
-// step's bias correction forever; training.cpp refuses those (graph_capture_unsafe_reason), as
+// step's bias correction forever; the cuda_graphs suite refuses those (graph_capture_unsafe_reason), as
 // torch.optim refuses capture without capturable=True. Example:
 //   auto step = [&] { opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step(); };
 //   CapturedStep graphed(device, step, 3, [&] { opt.zero_grad(/*set_to_none=*/true); });

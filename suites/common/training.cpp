@@ -1,12 +1,11 @@
 #include "training.h"
 
-#include "captured_step.h"
-#include "device_memory.h"
 #include "loss_scaler.h"
+#include "step_policy.h"
 
 #include <torch/torch.h>
 
-#include <array>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -15,92 +14,62 @@ namespace tipbench::suites {
 
 namespace {
 
-// (height, width) of timed step i in the varying-shapes schedule: 17 x 17 distinct sizes around
-// the model's size, so up to 289 steps never repeat a shape (later steps wrap around).
-std::pair<std::int64_t, std::int64_t> varying_shape(std::int64_t base, std::int64_t i) {
-  constexpr std::int64_t kSizes = 17;
-  const std::int64_t stride = std::max<std::int64_t>(1, base / 28);  // 8 px at 224
-  auto size = [&](std::int64_t k) { return base + stride * (k - kSizes / 2); };
-  return {size(i % kSizes), size((i / kSizes) % kSizes)};
+// The policy that declares `hook` in replaces(), if any; a second one is a conflict (the step has
+// one inputs batch, one zero_grad, one count, one run).
+StepPolicy* owner_of(const TrainingSpec& spec, const char* hook, bool StepPolicy::Replaces::*declared) {
+  StepPolicy* owner = nullptr;
+  for (const auto& policy : spec.policies) {
+    if (!policy) throw std::invalid_argument("a training step's policy is null");
+    if (!(policy->replaces().*declared)) continue;
+    if (owner) {
+      throw std::invalid_argument("step policies '" + owner->name() + "' and '" + policy->name() +
+                                  "' both replace " + hook + "; a training step takes one");
+    }
+    owner = policy.get();
+  }
+  return owner;
 }
 
-// What the CUDA-graph variant of the step cannot capture: per-step host work, synchronisation.
-void check_capturable(const TrainingSpec& spec) {
-  auto refuse = [](const std::string& what) {
-    throw std::invalid_argument("a training step captured as a CUDA graph cannot " + what);
-  };
-  if (spec.shapes != InputShapes::fixed) refuse("change its input shape");
-  if (spec.step_tensors != StepTensors::staged) refuse("make new tensors every step");
-  if (spec.loss_read_every) refuse("keep the loss (read it from the static loss tensor instead)");
-  if (spec.precision == Precision::fp16) refuse("use the fp16 loss scaler (it synchronizes to skip steps)");
-  if (auto why = graph_capture_unsafe_reason(spec.optimizer)) refuse(*why);
-}
-
-class TrainingWorkload final : public Workload {
+class TrainingWorkload final : public Workload, private StepState {
  public:
   TrainingWorkload(const SuiteContext& context, const TrainingSpec& spec)
       : spec_(spec),
         device_(context.device),
         image_size_(models::resolved_image_size(spec.model, spec.model_options)),
-        model_(spec.build_model ? spec.build_model() : models::make_model(spec.model, spec.model_options)) {
+        model_(spec.build_model ? spec.build_model() : models::make_model(spec.model, spec.model_options)),
+        inputs_owner_(owner_of(spec, "inputs", &StepPolicy::Replaces::inputs)),
+        zero_grad_owner_(owner_of(spec, "zero_grad", &StepPolicy::Replaces::zero_grad)),
+        micro_batches_owner_(owner_of(spec, "micro_batches", &StepPolicy::Replaces::micro_batches)),
+        run_step_owner_(owner_of(spec, "run_step", &StepPolicy::Replaces::run_step)) {
+    for (const auto& policy : spec.policies) keeps_loss_ = keeps_loss_ || policy->keeps_loss();
+    micro_batches_ = micro_batches_owner_ ? micro_batches_owner_->micro_batches() : 1;
     module_ = model_.ptr();
     module_->to(device_);
     module_->train();
     parameters_ = models::count_parameters(*module_);
     // The optimizer is built after the model is final (device, memory format).
     optimizer_ = make_optimizer(spec.optimizer, module_->parameters());
-    if (spec.micro_batches < 1 || spec.batch_size % spec.micro_batches != 0) {
+    if (micro_batches_ < 1 || spec.batch_size % micro_batches_ != 0) {
       throw std::invalid_argument("batch " + std::to_string(spec.batch_size) + " does not split into " +
-                                  std::to_string(spec.micro_batches) + " equal micro-batches");
+                                  std::to_string(micro_batches_) + " equal micro-batches");
     }
     const auto options = torch::TensorOptions().device(device_);
-    // Staged once at the largest size the schedule uses; every step's input is cut from it.
-    const std::int64_t side = spec.shapes == InputShapes::varying
-                                  ? image_size_ + 8 * std::max<std::int64_t>(1, image_size_ / 28)
-                                  : image_size_;
+    std::int64_t side = image_size_;
+    for (const auto& policy : spec.policies) side = std::max(side, policy->largest_side(image_size_));
     images_ = torch::randn({spec.batch_size, 3, side, side}, options);
     classes_ = models::resolved_num_classes(spec.model, spec.model_options);
     labels_ = torch::randint(classes_, {spec.batch_size}, options.dtype(torch::kLong));
-    const std::int64_t first_side = spec.shapes == InputShapes::ascending ? ascending_side(image_size_, 0) : image_size_;
-    fixed_input_ = input_of(first_side, first_side);
+    // A policy feeding its own inputs makes them (ascending shapes start smaller).
+    if (!inputs_owner_) fixed_inputs();
     if (spec.precision == Precision::fp16) scaler_.emplace(device_);
-    if (spec.loss_read_every) running_loss_ = torch::zeros({}, options);
-    if (spec.preallocate) preallocate();
-    if (spec.cuda_graph) {
-      check_capturable(spec);
-      graph_.emplace(device_, [this] { eager_step(fixed_input_, labels_); }, 3,
-                     [this] { optimizer_->zero_grad(/*set_to_none=*/true); });
-    }
+    for (const auto& policy : spec.policies) policy->prepare(*this);
   }
 
   void step() override {
-    if (graph_) {
-      graph_->replay();
-      return;
-    }
-    torch::Tensor x = fixed_input_;
-    if (measuring_ && spec_.shapes == InputShapes::varying) {
-      const auto [h, w] = varying_shape(image_size_, timed_steps_++);
-      x = input_of(h, w);
-    } else if (measuring_ && spec_.shapes == InputShapes::ascending) {
-      const std::int64_t side = ascending_side(image_size_, timed_steps_++);
-      x = input_of(side, side);
-    }
-    torch::Tensor labels = labels_;
-    if (spec_.step_tensors != StepTensors::staged) {
-      const bool on_host = spec_.step_tensors == StepTensors::host;
-      const auto made_on = torch::TensorOptions().device(on_host ? c10::Device(c10::kCPU) : device_);
-      labels = torch::randint(classes_, {spec_.batch_size}, made_on.dtype(torch::kLong)).to(device_);
-      x = x + 0.01 * torch::randn(x.sizes(), made_on).to(device_);
-    }
-    const torch::Tensor loss = eager_step(x, labels);
-    if (spec_.loss_read_every) {
-      running_loss_ += loss;
-      if (*spec_.loss_read_every > 0 && ++steps_since_read_ == *spec_.loss_read_every) {
-        last_read_loss_ = running_loss_.item<double>();  // the host waits for the device here
-        steps_since_read_ = 0;
-      }
-    }
+    const torch::Tensor loss = run_step_owner_ ? run_step_owner_->run_step(*this)
+                                               : eager_step(inputs_owner_ ? inputs_owner_->inputs(*this, measuring_)
+                                                                          : fixed_inputs());
+    for (const auto& policy : spec_.policies) policy->after_step(*this, loss);
   }
 
   std::int64_t samples_per_step() const override { return spec_.batch_size; }
@@ -108,17 +77,15 @@ class TrainingWorkload final : public Workload {
   void begin_measurement() override {
     measuring_ = true;
     skipped_before_ = scaler_ ? scaler_->skipped_steps() : 0;
-    mallocs_before_ = device_malloc_calls(device_);
+    for (const auto& policy : spec_.policies) policy->begin_measurement(*this);
   }
 
-  // fp16: the optimizer steps the loss scaler skipped (an inf or NaN gradient) while timed.
-  // Ascending shapes on CUDA: the device allocations the caching allocator made while timed.
+  // fp16: the optimizer steps the loss scaler skipped (an inf or NaN gradient) while timed; then
+  // what the policies measured.
   std::map<std::string, double> metrics() const override {
     std::map<std::string, double> out;
     if (scaler_) out["skipped_steps"] = static_cast<double>(scaler_->skipped_steps() - skipped_before_);
-    if (spec_.shapes == InputShapes::ascending && device_.is_cuda()) {
-      out["device_mallocs"] = static_cast<double>(device_malloc_calls(device_) - mallocs_before_);
-    }
+    for (const auto& policy : spec_.policies) out.merge(policy->metrics(*this));
     return out;
   }
 
@@ -129,41 +96,59 @@ class TrainingWorkload final : public Workload {
             {"image_size", image_size_},
             {"channels_last", spec_.model_options.channels_last},
             {"precision", precision_name(spec_.precision)},
-            {"input_shapes", input_shapes_name(spec_.shapes)}};
-    // The step-loop knobs, recorded where an arm sets them (older results keep their shape).
+            {"input_shapes", "fixed"}};
+    // The optimizer, recorded where an arm sets it (older results keep their shape).
     if (spec_.optimizer.kind != OptimizerKind::sgd || spec_.optimizer.impl != OptimizerImpl::loop) {
       out["optimizer"] = optimizer_kind_name(spec_.optimizer.kind);
       out["optimizer_impl"] = optimizer_impl_name(spec_.optimizer.impl);
     }
-    if (spec_.micro_batches > 1) out["micro_batches"] = spec_.micro_batches;
-    if (spec_.loss_read_every) out["loss_read_every"] = *spec_.loss_read_every;
-    if (spec_.step_tensors != StepTensors::staged) out["step_tensors"] = step_tensors_name(spec_.step_tensors);
-    if (graph_) out["cuda_graph"] = true;
-    if (spec_.preallocate) out["preallocated"] = true;
+    for (const auto& policy : spec_.policies) out.update(policy->info(*this));
     return out;
   }
 
  private:
-  // A contiguous (batch, 3, h, w) input cut from the staged images (a copy on the device; the
-  // same cost in every arm of a case).
-  torch::Tensor input_of(std::int64_t h, std::int64_t w) const {
+  // StepState
+  const TrainingSpec& spec() const override { return spec_; }
+  const c10::Device& device() const override { return device_; }
+  torch::nn::AnyModule& model() override { return model_; }
+  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  std::int64_t image_size() const override { return image_size_; }
+  std::int64_t classes() const override { return classes_; }
+  std::int64_t micro_batches() const override { return micro_batches_; }
+  const torch::Tensor& images() const override { return images_; }
+  const torch::Tensor& labels() const override { return labels_; }
+
+  torch::Tensor input_of(std::int64_t h, std::int64_t w) const override {
     auto x = images_.narrow(2, 0, h).narrow(3, 0, w);
     return spec_.model_options.channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast)
                                              : x.contiguous();
   }
 
-  void preallocate() {
-    const std::int64_t micro = spec_.batch_size / spec_.micro_batches;
-    preallocate_step(model_, input_of(image_size_, image_size_).narrow(0, 0, micro), labels_.narrow(0, 0, micro),
-                     spec_.precision);
+  StepInputs fixed_inputs() override {
+    if (!fixed_input_.defined()) fixed_input_ = input_of(image_size_, image_size_);
+    return {fixed_input_, labels_};
+  }
+
+  std::optional<std::string> capture_unsafe_reason() const override {
+    for (const auto& policy : spec_.policies) {
+      if (auto why = policy->capture_unsafe_reason()) return why;
+    }
+    if (spec_.precision == Precision::fp16) return "use the fp16 loss scaler (it synchronizes to skip steps)";
+    return graph_capture_unsafe_reason(spec_.optimizer);
   }
 
   // Zero the gradients, forward and backward each micro-batch, step the optimizer. Returns the
-  // step's loss (the micro-batches' mean), detached; summed only when the loss is kept, so no
-  // other arm times the extra additions.
-  torch::Tensor eager_step(const torch::Tensor& x, const torch::Tensor& labels) {
-    optimizer_->zero_grad(spec_.set_to_none);
-    const std::int64_t k = spec_.micro_batches, micro = spec_.batch_size / k;
+  // step's loss (the micro-batches' mean), detached; summed only when a policy keeps the loss, so
+  // no other arm times the extra additions.
+  torch::Tensor eager_step(const StepInputs& in) override {
+    const torch::Tensor& x = in.images;
+    const torch::Tensor& labels = in.labels;
+    if (zero_grad_owner_) {
+      zero_grad_owner_->zero_grad(*this);
+    } else {
+      optimizer_->zero_grad(/*set_to_none=*/true);
+    }
+    const std::int64_t k = micro_batches_, micro = spec_.batch_size / k;
     torch::Tensor total;
     for (std::int64_t i = 0; i < k; ++i) {
       torch::Tensor loss;
@@ -174,7 +159,7 @@ class TrainingWorkload final : public Workload {
       }
       if (k > 1) loss = loss / static_cast<double>(k);
       (scaler_ ? scaler_->scale(loss) : loss).backward();
-      if (i == 0 || !spec_.loss_read_every) {
+      if (i == 0 || !keeps_loss_) {
         total = loss.detach();
       } else {
         total = total + loss.detach();
@@ -193,20 +178,21 @@ class TrainingWorkload final : public Workload {
   c10::Device device_;
   std::int64_t image_size_;
   torch::nn::AnyModule model_;
+  // The policies that replace a hook of the default step (nullptr: the default).
+  StepPolicy* inputs_owner_;
+  StepPolicy* zero_grad_owner_;
+  StepPolicy* micro_batches_owner_;
+  StepPolicy* run_step_owner_;
+  bool keeps_loss_ = false;
+  std::int64_t micro_batches_ = 1;
   std::shared_ptr<torch::nn::Module> module_;
   std::int64_t parameters_ = 0;
   std::int64_t classes_ = 0;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   torch::Tensor images_, labels_, fixed_input_;
   std::optional<LossScaler> scaler_;  // fp16 only
-  std::optional<CapturedStep> graph_;  // cuda_graph only
-  torch::Tensor running_loss_;         // loss_read_every only
-  std::int64_t steps_since_read_ = 0;
-  double last_read_loss_ = 0;
   bool measuring_ = false;
-  std::int64_t timed_steps_ = 0;
   std::int64_t skipped_before_ = 0;
-  std::int64_t mallocs_before_ = 0;
 };
 
 }  // namespace
@@ -230,29 +216,6 @@ void preallocate_step(torch::nn::AnyModule& model, const torch::Tensor& input, c
   torch::NoGradGuard no_grad;
   std::size_t i = 0;
   for (auto& b : module->buffers()) b.copy_(buffers[i++]);
-}
-
-std::int64_t ascending_side(std::int64_t base, std::int64_t step) {
-  const std::int64_t smallest = base / 2;
-  return smallest + (base - smallest) * (step % kAscendingSteps) / (kAscendingSteps - 1);
-}
-
-const char* input_shapes_name(InputShapes shapes) {
-  switch (shapes) {
-    case InputShapes::fixed: return "fixed";
-    case InputShapes::varying: return "varying";
-    case InputShapes::ascending: return "ascending";
-  }
-  return "?";
-}
-
-const char* step_tensors_name(StepTensors where) {
-  switch (where) {
-    case StepTensors::staged: return "staged";
-    case StepTensors::host: return "host";
-    case StepTensors::device: return "device";
-  }
-  return "?";
 }
 
 std::vector<std::string> models_to_run(const SuiteContext& context) {

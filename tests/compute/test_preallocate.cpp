@@ -2,6 +2,7 @@
 // the pre-allocation step leaves the model exactly as it found it while a plain forward in train
 // mode would not (BatchNorm's running statistics), so both arms train the same model; on CUDA,
 // that the pre-allocated arm asks the device for no more memory while timed than the baseline.
+#include "common/input_shapes.h"
 #include "common/training.h"
 #include "cuda_required.h"
 #include "suite_plan.h"

@@ -1,0 +1,125 @@
+// What a tip changes in the training step, kept in the tip's own suite file: the training
+// workload (training.h) runs PyTorch's default step and asks the spec's policies at a few hooks,
+// so it knows no tip. A hook left alone does what the default step does. A replace-hook (inputs,
+// zero_grad, micro_batches, run_step) takes over one part of the step: a policy declares it in
+// replaces(), and two policies of one step replacing the same hook are std::invalid_argument.
+// The smallest training-step tip (a suite file, plus its line in suites/CMakeLists.txt):
+//   class FillWithZeros final : public StepPolicy {
+//    public:
+//     std::string name() const override { return "zero_grad(set_to_none=false)"; }
+//     Replaces replaces() const override { return {.zero_grad = true}; }
+//     void zero_grad(StepState& s) override { s.optimizer().zero_grad(/*set_to_none=*/false); }
+//   };
+//   class ZeroGrad final : public Suite {  // name(), description(), cases() with arms none/zero
+//     std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
+//                                       const ArmSpec& arm) const override {
+//       TrainingSpec spec = training_spec(c);
+//       if (arm.name == "zero") spec.policies.push_back(std::make_shared<FillWithZeros>());
+//       return make_training_workload(context, spec);
+//     }
+//   };
+//   TIPBENCH_REGISTER_SUITE(ZeroGrad);
+#pragma once
+
+#include "training.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace tipbench::suites {
+
+// One step's input batch and its labels, on the device.
+struct StepInputs {
+  at::Tensor images;
+  at::Tensor labels;
+};
+
+// What a policy may use: the training workload's model, optimizer and staged tensors. Valid from
+// prepare() on, for the workload's lifetime.
+class StepState {
+ public:
+  virtual ~StepState() = default;
+  virtual const TrainingSpec& spec() const = 0;
+  virtual const c10::Device& device() const = 0;
+  virtual torch::nn::AnyModule& model() = 0;
+  virtual torch::optim::Optimizer& optimizer() = 0;
+  virtual std::int64_t image_size() const = 0;      // the model's (height = width)
+  virtual std::int64_t classes() const = 0;
+  virtual std::int64_t micro_batches() const = 0;   // of the step, 1 unless a policy splits it
+  virtual const at::Tensor& images() const = 0;     // staged, (batch, 3, side, side): side = largest_side
+  virtual const at::Tensor& labels() const = 0;     // staged, (batch)
+  // A contiguous (batch, 3, h, w) input cut from the staged images (a copy, in the model's memory
+  // format: the same cost in every arm of a case).
+  virtual at::Tensor input_of(std::int64_t h, std::int64_t w) const = 0;
+  // The input of PyTorch's default step: input_of(image_size, image_size) made once, and the
+  // staged labels.
+  virtual StepInputs fixed_inputs() = 0;
+  // The eager step on `in` (zero_grad, forward and backward per micro-batch, optimizer step;
+  // autocast and loss scaling per the spec's precision), through the other policies' hooks.
+  // Returns its loss, detached. What a CUDA graph captures.
+  virtual at::Tensor eager_step(const StepInputs& in) = 0;
+  // Why this step cannot be captured as a CUDA graph (a policy's per-step host work or changing
+  // shapes, the fp16 loss scaler, an optimizer's host-side step count); nullopt when it can.
+  virtual std::optional<std::string> capture_unsafe_reason() const = 0;
+};
+
+class StepPolicy {
+ public:
+  // The replace-hooks a policy takes over; the step calls only those it declares.
+  struct Replaces {
+    bool inputs = false;
+    bool zero_grad = false;
+    bool micro_batches = false;
+    bool run_step = false;
+  };
+
+  virtual ~StepPolicy() = default;
+  virtual std::string name() const = 0;  // names the policy in errors
+  virtual Replaces replaces() const { return {}; }
+
+  // Largest input side a step will use: the images are staged at it (default: the model's).
+  virtual std::int64_t largest_side(std::int64_t image_size) const { return image_size; }
+  // Once, after the model, optimizer and staged tensors exist, in the order of spec.policies.
+  virtual void prepare(StepState&) {}
+
+  // Replace-hooks (declared in replaces()).
+  // The batch of a step; `timing` once begin_measurement() has run (default: fixed_inputs()).
+  virtual StepInputs inputs(StepState&, bool /*timing*/) { undeclared("inputs"); }
+  // Default: optimizer.zero_grad(set_to_none=true), LibTorch's and PyTorch's default.
+  virtual void zero_grad(StepState&) { undeclared("zero_grad"); }
+  // The batch split into this many equal micro-batches, a forward and backward each (loss
+  // divided by their number), then one optimizer step. Default: 1.
+  virtual std::int64_t micro_batches() const { undeclared("micro_batches"); }
+  // The whole step; returns its loss (undefined when it has none, e.g. a graph replay).
+  // Default: eager_step(inputs).
+  virtual at::Tensor run_step(StepState&) { undeclared("run_step"); }
+
+  // The loss passed to after_step is the sum of the micro-batches' losses only when a policy
+  // keeps it (no other arm times the extra additions); else the last micro-batch's.
+  virtual bool keeps_loss() const { return false; }
+  virtual void after_step(StepState&, const at::Tensor& /*loss*/) {}
+
+  virtual void begin_measurement(StepState&) {}
+  // Contributions to the workload's metrics and info (a policy may restate a default info key,
+  // e.g. input_shapes).
+  virtual std::map<std::string, double> metrics(const StepState&) const { return {}; }
+  virtual nlohmann::json info(const StepState&) const { return nlohmann::json::object(); }
+  // What a CUDA graph capture could not hold of this policy, completing "a training step captured
+  // as a CUDA graph cannot ...".
+  virtual std::optional<std::string> capture_unsafe_reason() const { return std::nullopt; }
+
+ private:
+  [[noreturn]] void undeclared(const char* hook) const {
+    throw std::logic_error("step policy '" + name() + "' declares that it replaces " + hook +
+                           " but does not override it");
+  }
+};
+
+}  // namespace tipbench::suites
