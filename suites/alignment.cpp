@@ -83,21 +83,21 @@ class Alignment final : public Suite {
   }
 
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm) const override {
-    if (level(c.params, "size") == "batch" && std::stoll(level(arm.levels, "batch")) < 1) {
+    if (level(c.params, "size") == "batch" && level_int(arm.levels, "batch") < 1) {
       return "batch 1 has no smaller batch to compare with; pass --batch 2 or more";
     }
     return std::nullopt;
   }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     const auto& model = level(c.params, "model");
     if (level(c.params, "size") == "batch") {
-      return make_training_workload(context, {.model = model, .batch_size = std::stoll(level(arm.levels, "batch"))});
+      return make_training_workload(context, {.model = model, .batch_size = level_int(arm.levels, "batch")});
     }
     TrainingSpec spec = training_spec(c);
-    spec.model_options.image_size = std::stoll(level(c.params, "image"));
-    const auto options = vit_widths(model, spec.model_options.image_size, std::stoll(level(c.params, "layers")),
+    spec.model_options.image_size = level_int(c.params, "image");
+    const auto options = vit_widths(model, spec.model_options.image_size, level_int(c.params, "layers"),
                                     level(arm.levels, "widths") == "aligned");
     spec.build_model = [options] { return torch::nn::AnyModule(models::VisionTransformer(options)); };
     return with_info(make_training_workload(context, spec), {{"hidden_dim", options.hidden_dim},

@@ -159,7 +159,7 @@ class Allocator final : public Suite {
     if (!context.quick) cached_dataset(context, name());
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     const MallocProvider provider = check_provider(arm.name);
     nlohmann::json info = {{"allocator", arm.name}, {"allocator_library", provider.library},
                            {"allocator_version", provider.version}};
@@ -169,8 +169,8 @@ class Allocator final : public Suite {
     const std::string dir = cached_dataset_dir(context);
     data::Manifest manifest = data::read_manifest(dir);
     LoaderWorkloadSpec spec;
-    spec.batch_size = std::stoll(level(c.params, "batch"));
-    spec.loader.workers = std::stoi(level(c.params, "workers"));
+    spec.batch_size = level_int(c.params, "batch");
+    spec.loader.workers = static_cast<int>(level_int(c.params, "workers"));
     spec.loader.seed = context.seed;
     spec.loader.augment.output_size = models::resolved_image_size(models_to_run(context).front(), {});
     return with_info(make_loader_workload(context, spec, std::move(manifest), dir), std::move(info));

@@ -7,8 +7,8 @@
 //   time_to_accuracy  train from scratch to a target test accuracy on an in-memory learnable
 //                     task: small batch (baseline), large batch with the scaled LR and no
 //                     warm-up (not with --quick), large batch with the scaled LR and warm-up.
-//                     One step = one epoch; each block trains with the next seed of a fixed
-//                     seed set.
+//                     One step = one epoch; block k trains with seed + k (TrialInfo), a fixed
+//                     seed set shared by the arms.
 // More samples per second is not the goal: time to the target is, and the notes report it.
 #include "common/device_memory.h"
 #include "common/lr_schedule.h"
@@ -81,15 +81,6 @@ std::vector<std::int64_t> sweep_batches(const SuiteContext& context, const std::
     if (x >= std::max<std::int64_t>(1, lo)) out.push_back(x);
   }
   return out;
-}
-
-// Each block of a time-to-accuracy arm trains with the next seed: run seed, +1, +2, ... The
-// blocks of different arms line up (block k of every arm uses seed + k), so arms stay paired.
-std::uint64_t next_seed(const std::string& arm, std::uint64_t base) {
-  static std::mutex mutex;
-  static std::map<std::string, std::uint64_t> trials;
-  std::lock_guard<std::mutex> lock(mutex);
-  return base + trials[arm]++;
 }
 
 // Where doubling the batch stops paying: each arm against the one before it (same blocks).
@@ -203,31 +194,33 @@ class BatchSize final : public Suite {
     if (level(c.params, "experiment") != "sweep" || !context.device.is_cuda()) return std::nullopt;
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = largest_.find(level(c.params, "model"));
-    const std::int64_t batch = std::stoll(level(arm.levels, "batch"));
+    const std::int64_t batch = level_int(arm.levels, "batch");
     if (it == largest_.end() || batch <= it->second) return std::nullopt;
     return fmt::format("batch {} does not fit in GPU memory: the largest that fits is {} (out-of-memory search "
                        "before the run)", batch, it->second);
   }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo& trial) const override {
     const auto& model = level(c.params, "model");
     if (level(c.params, "experiment") == "sweep") {
       return make_training_workload(context,
                                     TrainingSpec{.model = model,
-                                                 .batch_size = std::stoll(level(arm.levels, "batch")),
+                                                 .batch_size = level_int(arm.levels, "batch"),
                                                  .model_options = {}});
     }
     const Recipe r = recipe_for(context, model);
     TimeToAccuracySpec spec;
     spec.model = model;
-    spec.batch_size = std::stoll(level(arm.levels, "batch"));
-    spec.peak_lr = std::stod(level(arm.levels, "lr"));
-    spec.warmup_epochs = std::stod(level(arm.levels, "warmup_epochs"));
+    spec.batch_size = level_int(arm.levels, "batch");
+    spec.peak_lr = level_number(arm.levels, "lr");
+    spec.warmup_epochs = level_number(arm.levels, "warmup_epochs");
     spec.schedule_epochs = r.schedule_epochs;
     spec.target_accuracy = r.target_accuracy;
     spec.data = r.data;
-    spec.seed = next_seed(arm_name(name(), c, arm), context.seed);
+    // Block k of every arm trains with seed + k: the arms stay paired, and a resumed run or a
+    // fresh process gives each block the seed it had.
+    spec.seed = context.seed + static_cast<std::uint64_t>(trial.block);
     return make_time_to_accuracy_workload(context, spec);
   }
 

@@ -46,7 +46,7 @@ class ChannelsLast final : public Suite {
     return precision_unsupported_reason(context.device, parse_precision(level(c.params, "precision")));
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.precision = parse_precision(level(c.params, "precision"));
     spec.model_options.channels_last = level(arm.levels, "memory_format") == "channels_last";

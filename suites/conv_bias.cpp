@@ -33,7 +33,7 @@ class ConvBias final : public Suite {
     return std::nullopt;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.model_options.conv_bias_before_bn = level(arm.levels, "conv_bias") == "on";
     return make_training_workload(context, spec);

@@ -83,7 +83,7 @@ class CpuThreads final : public Suite {
     return "the intra-op threads run CPU kernels; this run's training step runs on " + context.device.str();
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     const int before = at::get_num_threads();
     const auto& threads = level(arm.levels, "threads");
     if (threads != kDefault) at::set_num_threads(std::stoi(threads));

@@ -67,7 +67,7 @@ class CudaGraphs final : public Suite {
     return precision_unsupported_reason(context.device, parse_precision(level(c.params, "precision")));
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.precision = parse_precision(level(c.params, "precision"));
     if (level(arm.levels, "cuda_graph") == "on") spec.policies.push_back(std::make_shared<CaptureStep>());

@@ -43,7 +43,7 @@ class CudnnBenchmark final : public Suite {
     return std::nullopt;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     at::globalContext().setBenchmarkCuDNN(level(arm.levels, "cudnn_benchmark") == "on");
     TrainingSpec spec = training_spec(c);
     if (level(c.params, "shapes") == "varying") {

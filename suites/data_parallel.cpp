@@ -111,7 +111,7 @@ class DataParallel final : public Suite {
     return std::nullopt;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo& trial) const override {
     TrainingSpec spec = training_spec(c);
     const std::string mode = level(arm.levels, "mode");
     if (mode == "single") return make_training_workload(context, spec);
@@ -123,7 +123,8 @@ class DataParallel final : public Suite {
     distributed::DdpSpec ddp{
         .training = spec,
         .ddp = {.overlap = level(arm.levels, "overlap") == "true",
-                .bucket_mb = ddp_default ? std::nullopt : std::optional<double>(bucket_mb)}};
+                .bucket_mb = ddp_default ? std::nullopt : std::optional<double>(bucket_mb)},
+        .trial = trial};
     return distributed::make_ddp_workload(context, c, arm, ddp);
   }
   // Scaling efficiency = throughput(N ranks) / (N x throughput(single)), from the paired
@@ -131,7 +132,7 @@ class DataParallel final : public Suite {
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
     std::vector<std::string> out;
     for (const auto& c : result.cases) {
-      const int n = std::stoi(level(c.params, "ranks"));
+      const int n = static_cast<int>(level_int(c.params, "ranks"));
       const auto* single = find_arm(c, "single");
       for (const std::string arm : {"ddp", "ddp_no_overlap"}) {
         const auto* a = find_arm(c, arm);

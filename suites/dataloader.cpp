@@ -180,7 +180,7 @@ class DataLoader final : public Suite {
                                    dir, check.manifest_error, dir));
     }
     for (const auto& c : cases(context)) {
-      const auto batch = std::stoll(level(c.params, "batch"));
+      const auto batch = level_int(c.params, "batch");
       if (check.manifest->spec.images < batch) {
         throw InputError(fmt::format("--data {}: {} images, fewer than one batch of {}; make a larger dataset "
                                      "(tipbench data make --images N) or pass a smaller --batch-size",
@@ -197,12 +197,12 @@ class DataLoader final : public Suite {
   }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     const std::string dir = dataset_dir(context);
     data::Manifest manifest = data::read_manifest(dir);
     const auto model = level(c.params, "model");
-    const auto batch = std::stoll(level(c.params, "batch"));
-    const auto image = std::stoi(level(c.params, "image_size"));
+    const auto batch = level_int(c.params, "batch");
+    const auto image = static_cast<int>(level_int(c.params, "image_size"));
     if (arm.name == "synthetic") {
       TrainingSpec spec;
       spec.model = model;
@@ -215,7 +215,7 @@ class DataLoader final : public Suite {
     spec.model = level(c.params, "mode") == "train" ? model : "";
     spec.batch_size = batch;
     const Levels& cell = is_ladder(c) ? c.params : arm.levels;  // the ladder's cell is the case's
-    spec.loader.workers = std::stoi(level(cell, "workers"));
+    spec.loader.workers = static_cast<int>(level_int(cell, "workers"));
     spec.loader.pin_memory = level(cell, "pin_memory") == "true";
     if (is_ladder(c)) {
       spec.loader.uint8_batches = level(arm.levels, "pixels") == "uint8";

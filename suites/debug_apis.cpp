@@ -100,7 +100,7 @@ class DebugApis final : public Suite {
     return out;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     auto workload = make_training_workload(context, training_spec(c));
     const auto& debug = level(arm.levels, "debug");
     if (debug == "anomaly") return with_anomaly_detection(std::move(workload));

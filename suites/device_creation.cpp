@@ -61,7 +61,7 @@ class DeviceCreation final : public Suite {
            "memory with the same code, and the tip is about the host-to-device copy";
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.policies.push_back(std::make_shared<MakeStepTensors>(level(arm.levels, "step_tensors") == "host"));
     return make_training_workload(context, spec);

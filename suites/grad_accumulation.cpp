@@ -14,14 +14,14 @@ namespace tipbench::suites {
 
 namespace {
 
-std::int64_t micro_batches(const ArmSpec& arm) { return std::stoll(level(arm.levels, "micro_batches")); }
+std::int64_t micro_batches(const ArmSpec& arm) { return level_int(arm.levels, "micro_batches"); }
 
 // "k=4 (micro-batch 8): peak memory -38% for throughput -12%: 3.2% of the memory saved per 1% of
 // the throughput lost"
 std::string trade_off(const ArmResult& whole, const ArmResult& split, std::int64_t batch) {
   const double memory = static_cast<double>(*split.peak_memory_bytes) / *whole.peak_memory_bytes - 1;
   const double speed = split.throughput_samples_per_s.median / whole.throughput_samples_per_s.median - 1;
-  const std::int64_t k = std::stoll(level(split.levels, "micro_batches"));
+  const std::int64_t k = level_int(split.levels, "micro_batches");
   std::string text = fmt::format("k={} (micro-batch {}): peak memory {:+.0f}% for throughput {:+.0f}%", k, batch / k,
                                  100 * memory, 100 * speed);
   if (memory >= 0) return text + ": no memory saved";
@@ -67,13 +67,13 @@ class GradAccumulation final : public Suite {
     return out;
   }
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm) const override {
-    const std::int64_t batch = std::stoll(level(c.params, "batch")), k = micro_batches(arm);
+    const std::int64_t batch = level_int(c.params, "batch"), k = micro_batches(arm);
     if (batch % k == 0) return std::nullopt;
     return fmt::format("batch {} does not split into {} equal micro-batches; pass a --batch-size divisible by 8",
                        batch, k);
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.policies.push_back(std::make_shared<MicroBatches>(micro_batches(arm)));
     return make_training_workload(context, spec);
@@ -90,7 +90,7 @@ class GradAccumulation final : public Suite {
       if (!usable(whole)) continue;
       std::vector<std::string> parts;
       for (std::size_t i = 1; i < c.arms.size(); ++i) {
-        if (usable(c.arms[i])) parts.push_back(trade_off(whole, c.arms[i], std::stoll(level(c.params, "batch"))));
+        if (usable(c.arms[i])) parts.push_back(trade_off(whole, c.arms[i], level_int(c.params, "batch")));
       }
       if (!parts.empty()) out.push_back(fmt::format("{} ({} peak): {}", c.name, whole.memory_metric, fmt::join(parts, "; ")));
     }

@@ -34,7 +34,7 @@ class Inplace final : public Suite {
     return std::nullopt;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.model_options.inplace_relu = level(arm.levels, "inplace_relu") == "true";
     return make_training_workload(context, spec);

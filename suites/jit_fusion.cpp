@@ -255,13 +255,13 @@ class JitFusion final : public Suite {
   }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     const auto& impl = level(arm.levels, "impl");
     const auto& block = level(c.params, "block");
     if (block == "vit_mlp") {
-      return std::make_unique<VitMlpWorkload>(context, level(c.params, "model"), std::stoll(level(c.params, "batch")),
-                                              std::stoll(level(c.params, "image")),
-                                              std::stoll(level(c.params, "layers")), impl);
+      return std::make_unique<VitMlpWorkload>(context, level(c.params, "model"), level_int(c.params, "batch"),
+                                              level_int(c.params, "image"),
+                                              level_int(c.params, "layers"), impl);
     }
     const auto b = pointwise_block_from(block);
     return std::make_unique<PointwiseWorkload>(context, b, impl, pointwise_rows(context), pointwise_cols(b));

@@ -110,7 +110,7 @@ class Optimizer final : public Suite {
     return optimizer_unsupported_reason(context.device, choice_of(c, arm));
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     if (level(c.params, "scope") == "optimizer") {
       return std::make_unique<OptimizerStepWorkload>(context, level(c.params, "model"), choice_of(c, arm));
     }

@@ -64,7 +64,7 @@ class Preallocate final : public Suite {
     return std::nullopt;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.policies.push_back(std::make_shared<InputShapesPolicy>(InputShapes::ascending));
     if (level(arm.levels, "preallocate") == "max_shape") spec.policies.push_back(std::make_shared<PreallocateMaxShape>());

@@ -68,7 +68,7 @@ class Streams final : public Suite {
   }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.precision = parse_precision(level(c.params, "precision"));
     const bool two = level(arm.levels, "branch_streams") == "2";

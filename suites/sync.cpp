@@ -71,9 +71,9 @@ class Sync final : public Suite {
     return out;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
-    spec.policies.push_back(std::make_shared<ReadLossEvery>(std::stoll(level(arm.levels, "loss_read_every"))));
+    spec.policies.push_back(std::make_shared<ReadLossEvery>(level_int(arm.levels, "loss_read_every")));
     return make_training_workload(context, spec);
   }
 };

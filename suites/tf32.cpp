@@ -58,7 +58,7 @@ class Tf32 final : public Suite {
     return std::nullopt;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     auto& ctx = at::globalContext();
     const std::string matmul_before = matmul_precision_name(ctx.float32MatmulPrecision());
     const bool cudnn_before = ctx.allowTF32CuDNN();

@@ -36,7 +36,7 @@ class ZeroGrad final : public Suite {
     return out;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm) const override {
+                                    const ArmSpec& arm, const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     if (level(arm.levels, "set_to_none") == "false") spec.policies.push_back(std::make_shared<FillWithZeros>());
     return make_training_workload(context, spec);

@@ -44,7 +44,7 @@ double level_number(const Levels& levels, const std::string& key) {
   const std::string& value = level(levels, key);
   double out = 0;
   const char* end = value.data() + value.size();
-  const auto [ptr, ec] = std::from_chars(value.data(), end, out, std::chars_format::fixed);
+  const auto [ptr, ec] = std::from_chars(value.data(), end, out, std::chars_format::general);
   if (value.empty() || ec != std::errc() || ptr != end || !std::isfinite(out)) not_a_number(key, value, "a number");
   return out;
 }

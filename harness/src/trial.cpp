@@ -83,7 +83,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   memory.begin();
   // Every arm starts from the same initial weights and inputs.
   torch::manual_seed(context.seed);
-  auto workload = suite.prepare(context, c, arm);
+  auto workload = suite.prepare(context, c, arm, TrialInfo{.block = block, .position = position});
 
   const WarmupOutcome warmup = warm_up(*workload, device, settings);
   const int steps = timed_step_count(warmup, settings);

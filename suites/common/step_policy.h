@@ -12,7 +12,7 @@
 //   };
 //   class ZeroGrad final : public Suite {  // name(), description(), cases() with arms none/zero
 //     std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-//                                       const ArmSpec& arm) const override {
+//                                       const ArmSpec& arm, const TrialInfo&) const override {
 //       TrainingSpec spec = training_spec(c);
 //       if (arm.name == "zero") spec.policies.push_back(std::make_shared<FillWithZeros>());
 //       return make_training_workload(context, spec);

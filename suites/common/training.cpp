@@ -250,7 +250,7 @@ std::vector<Levels> step_loop_params(const SuiteContext& context, const std::str
 TrainingSpec training_spec(const CaseSpec& c) {
   TrainingSpec spec;
   spec.model = level(c.params, "model");
-  spec.batch_size = std::stoll(level(c.params, "batch"));
+  spec.batch_size = level_int(c.params, "batch");
   return spec;
 }
 

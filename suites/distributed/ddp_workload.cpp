@@ -22,7 +22,7 @@ class DdpWorkload final : public Workload {
         device_(session_.device()),
         model_(models::make_model(spec.training.model, spec.training.model_options)),
         phases_(device_) {
-    if (session_.leader()) session_.send(Op::prepare, prepare_message(c, arm).dump());
+    if (session_.leader()) session_.send(Op::prepare, prepare_message(c, arm, spec.trial).dump());
     if (!session_.leader()) reset_peak_memory(device_);  // the harness resets rank 0's
     module_ = model_.ptr();
     module_->to(device_);
@@ -159,10 +159,10 @@ class DdpWorkload final : public Workload {
 
 }  // namespace
 
-nlohmann::json prepare_message(const CaseSpec& c, const ArmSpec& arm) {
+nlohmann::json prepare_message(const CaseSpec& c, const ArmSpec& arm, const TrialInfo& trial) {
   nlohmann::json params = nlohmann::json::array();
   for (const auto& [k, v] : c.params) params.push_back({k, v});
-  return {{"params", params}, {"arm", arm.name}};
+  return {{"params", params}, {"arm", arm.name}, {"block", trial.block}, {"position", trial.position}};
 }
 
 std::unique_ptr<Workload> make_ddp_workload(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,

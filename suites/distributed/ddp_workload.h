@@ -20,10 +20,11 @@ namespace tipbench::distributed {
 struct DdpSpec {
   suites::TrainingSpec training;  // model and per-rank batch
   DdpOptions ddp;
+  TrialInfo trial;  // passed on to the followers' prepare
 };
 
-// The message that makes every follower prepare the same case and arm.
-nlohmann::json prepare_message(const CaseSpec& c, const ArmSpec& arm);
+// The message that makes every follower prepare the same case, arm and trial.
+nlohmann::json prepare_message(const CaseSpec& c, const ArmSpec& arm, const TrialInfo& trial);
 
 std::unique_ptr<Workload> make_ddp_workload(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                             const DdpSpec& spec);

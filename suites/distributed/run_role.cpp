@@ -20,15 +20,22 @@ namespace tipbench::distributed {
 namespace {
 
 // The case and arm a prepare message names, rebuilt from this rank's own suite and context.
-std::pair<CaseSpec, ArmSpec> find_arm(const Suite& suite, const SuiteContext& context, const std::string& message) {
+struct PreparedArm {
+  CaseSpec c;
+  ArmSpec arm;
+  TrialInfo trial;
+};
+
+PreparedArm find_arm(const Suite& suite, const SuiteContext& context, const std::string& message) {
   const auto j = nlohmann::json::parse(message);
+  const TrialInfo trial{.block = j.at("block").get<int>(), .position = j.at("position").get<int>()};
   Levels params;
   for (const auto& kv : j.at("params")) params.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
   const auto arm_name = j.at("arm").get<std::string>();
   for (const auto& c : suite.cases(context)) {
     if (c.params != params) continue;
     for (const auto& arm : c.arms) {
-      if (arm.name == arm_name) return {c, arm};
+      if (arm.name == arm_name) return {c, arm, trial};
     }
   }
   throw std::runtime_error(fmt::format("rank 0 asked for an arm this rank does not have: {}", message));
@@ -46,9 +53,9 @@ int serve(const Suite& suite, const SuiteContext& context) {
     switch (op) {
       case Op::prepare: {
         workload.reset();
-        const auto [c, arm] = find_arm(suite, context, payload);
+        const auto [c, arm, trial] = find_arm(suite, context, payload);
         torch::manual_seed(context.seed);  // as run_trial does on rank 0: the same weights and data
-        workload = suite.prepare(context, c, arm);
+        workload = suite.prepare(context, c, arm, trial);
         break;
       }
       case Op::step:

@@ -81,7 +81,7 @@ TEST(BatchSizeSuite, TimeToAccuracyTrialsWalkTheSeedSet) {
   context.seed = 100;
   const auto c = s.cases(context)[1];
   for (std::uint64_t k = 0; k < 3; ++k) {
-    for (const auto& arm : c.arms) EXPECT_EQ(s.prepare(context, c, arm)->metrics().at("seed"), 100.0 + k);
+    for (const auto& arm : c.arms) EXPECT_EQ(s.prepare(context, c, arm, {.block = static_cast<int>(k)})->metrics().at("seed"), 100.0 + k);
   }
 }
 

@@ -24,6 +24,7 @@ namespace s = tipbench::suites;
 using tipbench::ArmSpec;
 using tipbench::ArmStatus;
 using tipbench::CaseSpec;
+using tipbench::TrialInfo;
 using tipbench::SuiteContext;
 
 // An attempt that runs out of memory above `capacity`, as the CUDA caching allocator does.
@@ -161,7 +162,7 @@ class SearchingSuite final : public tipbench::Suite {
   }
   void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
   std::unique_ptr<tipbench::Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                              const ArmSpec& arm) const override {
+                                              const ArmSpec& arm, const TrialInfo&) const override {
     if (s::is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
     return std::make_unique<MetaStep>(8, 8, false);
   }

@@ -38,7 +38,7 @@ TEST(AmpSuite, Bf16ArmTrainsUnderAutocastAndRecordsIt) {
   const auto& s = suite_named("amp");
   const auto context = cpu_context(true);
   const auto c = s.cases(context)[0];
-  auto workload = s.prepare(context, c, c.arms[1]);
+  auto workload = s.prepare(context, c, c.arms[1], {});
   workload->step();
   EXPECT_EQ(workload->info().at("precision"), "bf16");
   EXPECT_TRUE(workload->metrics().empty());  // no loss scaler: nothing skipped to count
@@ -56,7 +56,7 @@ TEST(ChannelsLastSuite, CnnsInTwoPrecisionsViTsSkippedWithTheReason) {
   const auto why = s.skip_reason(context, cases[2], cases[2].arms[0]);
   ASSERT_TRUE(why);
   EXPECT_TRUE(contains(*why, "patch projection")) << *why;
-  auto workload = s.prepare(context, cases[0], cases[0].arms[1]);
+  auto workload = s.prepare(context, cases[0], cases[0].arms[1], {});
   EXPECT_EQ(workload->info().at("channels_last"), true);
 }
 
@@ -80,8 +80,8 @@ TEST(AlignmentSuite, CpuPlanComparesWidthsAndBatchOneOffTheMultipleOfEight) {
   EXPECT_EQ(tipbench::join_levels(cases[0].arms[0].levels), "batch:32");
   EXPECT_EQ(tipbench::join_levels(cases[0].arms[1].levels), "batch:31");
   EXPECT_EQ(tipbench::case_name("alignment", cases[1]), "alignment/model:vit_ti_16/batch:8/image:32/layers:2/size:widths");
-  const auto aligned = s.prepare(context, cases[1], cases[1].arms[0])->info();
-  const auto unaligned = s.prepare(context, cases[1], cases[1].arms[1])->info();
+  const auto aligned = s.prepare(context, cases[1], cases[1].arms[0], {})->info();
+  const auto unaligned = s.prepare(context, cases[1], cases[1].arms[1], {})->info();
   EXPECT_EQ(aligned.at("hidden_dim"), 192);
   EXPECT_EQ(aligned.at("mlp_dim"), 768);
   EXPECT_EQ(unaligned.at("hidden_dim"), 189);  // 3 heads x 63

@@ -27,7 +27,7 @@ TEST(SyncSuite, QuickDropsTheEvery50ArmThatItsShortTrialsCouldNotTell) {
   EXPECT_EQ(arm_names(full[0]), (std::vector<std::string>{"every_step", "every_50", "never"}));
   const auto quick = s.cases(cpu_context(true));
   EXPECT_EQ(arm_names(quick[0]), (std::vector<std::string>{"every_step", "never"}));
-  auto workload = s.prepare(cpu_context(true), quick[0], quick[0].arms[0]);
+  auto workload = s.prepare(cpu_context(true), quick[0], quick[0].arms[0], {});
   for (int i = 0; i < 2; ++i) workload->step();
   EXPECT_EQ(workload->info().at("loss_read_every"), 1);
 }
@@ -49,7 +49,7 @@ TEST(DeviceCreationSuite, SkippedOnCpuWhereTheHostIsTheDevice) {
   const auto why = s.skip_reason(context, c, c.arms[0]);
   ASSERT_TRUE(why);
   EXPECT_TRUE(contains(*why, "the host is the device")) << *why;
-  auto workload = s.prepare(context, c, c.arms[0]);  // the workload itself runs anywhere
+  auto workload = s.prepare(context, c, c.arms[0], {});  // the workload itself runs anywhere
   workload->step();
   EXPECT_EQ(workload->info().at("step_tensors"), "host");
 }
@@ -60,7 +60,7 @@ TEST(GradAccumulationSuite, SplitsTheBatchAndSkipsWhatDoesNotDivide) {
   auto context = cpu_context(false);
   auto c = s.cases(context)[0];
   EXPECT_EQ(arm_names(c), (std::vector<std::string>{"k1", "k2", "k4", "k8"}));
-  auto workload = s.prepare(context, c, c.arms[3]);
+  auto workload = s.prepare(context, c, c.arms[3], {});
   workload->step();
   EXPECT_EQ(workload->info().at("micro_batches"), 8);
   EXPECT_EQ(workload->samples_per_step(), 32);  // the effective batch, not the micro-batch
@@ -108,12 +108,12 @@ TEST(OptimizerSuite, QuickStepsTheOptimizerAloneFullAlsoTrains) {
       EXPECT_TRUE(contains(*why, "fused")) << *why;
       continue;
     }
-    auto alone = s.prepare(cpu_context(true), quick[1], arm);
+    auto alone = s.prepare(cpu_context(true), quick[1], arm, {});
     alone->step();
     EXPECT_EQ(alone->info().at("optimizer_impl"), arm.name);
     EXPECT_EQ(alone->samples_per_step(), 1);  // throughput = optimizer steps/s
   }
-  auto training = s.prepare(cpu_context(false), full[0], full[0].arms[1]);
+  auto training = s.prepare(cpu_context(false), full[0], full[0].arms[1], {});
   training->step();
   EXPECT_EQ(training->info().at("optimizer_impl"), "foreach");
 }
@@ -138,7 +138,7 @@ TEST(CudaGraphsSuite, WhatAGraphCannotCaptureIsRefusedWithTheReason) {
   auto refused = [&](const std::string& precision) -> std::string {
     CaseSpec c{{{"model", "small_cnn"}, {"batch", "4"}, {"precision", precision}}, s.cases(context)[0].arms};
     try {
-      s.prepare(context, c, c.arms[1]);
+      s.prepare(context, c, c.arms[1], {});
     } catch (const std::invalid_argument& e) {
       return e.what();
     }

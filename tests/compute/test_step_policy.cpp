@@ -179,7 +179,7 @@ TEST(StepPolicy, ArmsOfCudaSuitesRecordTheInfoTheyDidBeforePolicies) {
   };
   const auto& cudnn = tipbench::testing::suite_named("cudnn_benchmark");
   for (const auto& c : cudnn.cases(context)) {
-    auto w = cudnn.prepare(context, c, c.arms[0]);
+    auto w = cudnn.prepare(context, c, c.arms[0], {});
     w->step();
     EXPECT_EQ(keys_of(w->info()), common);
     EXPECT_EQ(w->info().at("input_shapes"), tipbench::level(c.params, "shapes"));
@@ -187,13 +187,13 @@ TEST(StepPolicy, ArmsOfCudaSuitesRecordTheInfoTheyDidBeforePolicies) {
   const auto& creation = tipbench::testing::suite_named("device_creation");
   const auto c = creation.cases(context)[0];
   for (const auto& arm : c.arms) {
-    auto w = creation.prepare(context, c, arm);
+    auto w = creation.prepare(context, c, arm, {});
     EXPECT_EQ(keys_of(w->info()), with(common, "step_tensors"));
     EXPECT_EQ(w->info().at("step_tensors"), arm.name);
   }
   const auto& graphs = tipbench::testing::suite_named("cuda_graphs");
   const auto g = graphs.cases(context)[0];
-  EXPECT_EQ(keys_of(graphs.prepare(context, g, g.arms[0])->info()), common);  // eager
+  EXPECT_EQ(keys_of(graphs.prepare(context, g, g.arms[0], {})->info()), common);  // eager
 }
 
 }  // namespace

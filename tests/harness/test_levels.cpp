@@ -34,9 +34,10 @@ TEST(Levels, WholeNumbersAreRead) {
 }
 
 TEST(Levels, NumbersAreRead) {
-  const Levels p{{"bucket_mb", "0.5"}, {"threshold", "25"}};
+  const Levels p{{"bucket_mb", "0.5"}, {"threshold", "25"}, {"lr", "1e-05"}};
   EXPECT_DOUBLE_EQ(tipbench::level_number(p, "bucket_mb"), 0.5);
   EXPECT_DOUBLE_EQ(tipbench::level_number(p, "threshold"), 25.0);
+  EXPECT_DOUBLE_EQ(tipbench::level_number(p, "lr"), 1e-05);  // as fmt's {:g} writes a small lr
 }
 
 TEST(Levels, AValueThatIsNotWhollyANumberIsRefusedNamingKeyAndValue) {

@@ -23,6 +23,7 @@ using tipbench::ArmSpec;
 using tipbench::ArmStatus;
 using tipbench::CaseResult;
 using tipbench::CaseSpec;
+using tipbench::TrialInfo;
 using tipbench::SuiteContext;
 using tipbench::SuiteResult;
 
@@ -60,7 +61,7 @@ class ScriptedSuite final : public tipbench::Suite {
     }
     return out;
   }
-  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm) const override {
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm, const TrialInfo&) const override {
     prepared.insert(tipbench::level(c.params, "model"));
     return std::make_unique<ScriptedWorkload>(arm.name);
   }
@@ -221,7 +222,7 @@ class SuiteWhosePreparationFails final : public tipbench::Suite {
     if (input_error_) throw tipbench::InputError("the dataset folder is empty");
     TORCH_CHECK(false, "integer out of range");
   }
-  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm) const override {
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm, const TrialInfo&) const override {
     ADD_FAILURE() << "an arm of a suite whose preparation failed was prepared";
     return std::make_unique<ScriptedWorkload>(arm.name);
   }
@@ -277,7 +278,7 @@ class InProcessSuiteWithAnEnvironment final : public tipbench::Suite {
                                                        const ArmSpec&) const override {
     return {{"LD_PRELOAD", "libjemalloc.so.2"}};
   }
-  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm) const override {
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm, const TrialInfo&) const override {
     return std::make_unique<ScriptedWorkload>(arm.name);
   }
 };

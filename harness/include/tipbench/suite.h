@@ -48,6 +48,15 @@ struct SuiteContext {
   SuiteOptionValues options;
 };
 
+// Which trial a workload is prepared for: its block (0, 1, ...; arms of one block share it, so a
+// suite that varies something per block, e.g. a training seed, keeps the arms paired) and its
+// position in the block's shuffled order. The same in every process of the trial (a fresh
+// process, every rank of a distributed one).
+struct TrialInfo {
+  int block = 0;
+  int position = 0;
+};
+
 // One prepared arm: everything staged (model built, inputs on the device) before timing.
 class Workload {
  public:
@@ -127,7 +136,7 @@ class Suite {
     return {};
   }
   virtual std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                            const ArmSpec& arm) const = 0;
+                                            const ArmSpec& arm, const TrialInfo& trial) const = 0;
 };
 
 // "zero_grad/model:resnet50/batch:64" and ".../arm:none".
