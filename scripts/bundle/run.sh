@@ -12,6 +12,8 @@
 #                     to Google Benchmark, e.g. --benchmark_filter=ZeroGrad
 #   tests [FILTER]    every bundled test binary, all its tests or those matching the gtest FILTER
 #   libs              only find LibTorch and the CUDA libraries (every stage starts with this)
+#   tipbench ARG...   any tipbench command with those libraries (e.g. baseline save, gate
+#                     --baseline auto); its output on stdout, PASS when it exits 0
 # quick/full/micro run on the GPU when nvidia-smi lists one, else on the CPU (TIPBENCH_DEVICE
 # overrides). One line per step on stdout: PASS, SKIP (with the reason) or FAIL. OUTDIR gets
 # STAGE-summary.txt, STAGE-logs.tar.gz and the stage's results (quick.json, full-SUITE.json,
@@ -51,7 +53,8 @@ case $stage in
   quick|micro) ;;
   full) (($#)) || die 2 "full needs at least one SUITE (tipbench list names them)" ;;
   tests) (($# <= 1)) || die 2 "tests takes at most one gtest FILTER" ;;
-  *) die 2 "unknown stage '$stage' (check, quick, full, micro, tests, libs)" ;;
+  tipbench) (($#)) || die 2 "tipbench needs a command, e.g. run.sh tipbench OUT gate --baseline auto --current R.json" ;;
+  *) die 2 "unknown stage '$stage' (check, quick, full, micro, tests, libs, tipbench)" ;;
 esac
 mkdir -p "$outdir" || die 2 "cannot create $outdir"
 outdir=$(cd "$outdir" && pwd -P)
@@ -383,6 +386,14 @@ stage_tests() {
   while IFS= read -r t; do
     run_gtest "test-$(basename "$t")" "$t" "$filter" "$limit_s"
   done < <(binaries_with "$filter")
+}
+
+# Any tipbench command (baseline save, gate, report, ...) with the libraries found above; relative
+# paths in ARGs are taken from the caller's folder.
+stage_tipbench() {
+  run_step "tipbench-$1" "$limit_s" "$tipbench" "$@" || return 0
+  cat "$logs/tipbench-$1.log"
+  if ((rc == 0)); then result PASS "tipbench-$1" "exit 0 in ${secs} s"; else result FAIL "tipbench-$1" "exit $rc in ${secs} s: $(last_error "$logs/tipbench-$1.log")"; fi
 }
 
 "stage_$stage" "$@"
