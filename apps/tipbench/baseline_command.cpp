@@ -26,6 +26,7 @@ struct BaselineFlags {
   bool force = false;
   std::string slug;
   bool cpu = false;
+  std::vector<std::string> suites;  // find: prefer a baseline holding these
 };
 
 int save(const BaselineFlags& f) {
@@ -84,7 +85,7 @@ int find(const BaselineFlags& f, bool slug_given) {
   const std::string slug = slug_given ? f.slug : this_machine_slug(f.cpu);
   std::optional<gate::StoredBaseline> b;
   try {
-    b = gate::find_baseline(f.dir, slug);
+    b = gate::find_baseline(f.dir, slug, f.suites);
   } catch (const InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;
@@ -112,6 +113,7 @@ Command add_baseline_command(CLI::App& app) {
   auto* find_cmd = sub->add_subcommand("find", "Print the stored baseline for this machine's fingerprint (exit 3 if none)");
   find_cmd->add_option("--slug", f->slug, "Look up this fingerprint slug instead of this machine's: [a-z0-9._-], at most 200 bytes")->check(not_a_flag());
   find_cmd->add_flag("--cpu", f->cpu, "This machine's fingerprint as a CPU run records it");
+  find_cmd->add_option("--suite", f->suites, "Prefer the newest baseline that holds this suite (repeatable), as gate --baseline auto does for its run's suites")->check(not_a_flag());
   return {sub, [f, save_cmd, list_cmd, find_cmd] {
             if (save_cmd->parsed()) return save(*f);
             if (list_cmd->parsed()) return list(*f);

@@ -17,12 +17,14 @@ namespace tipbench::cli {
 
 namespace {
 
-// `--baseline auto`: the stored baseline for the current run's slug (with --across-software, the
-// newest of its hardware); nullopt, after saying so, when there is none.
+// `--baseline auto`: the newest stored baseline for the current run's slug (with --across-software,
+// of its hardware) that holds the run's suites; nullopt, after saying so, when there is none.
 std::optional<std::string> find_stored_baseline(const GateFlags& f, const Result& current) {
+  std::vector<std::string> suites;
+  for (const auto& s : current.suites) suites.push_back(s.name);
   const auto found = f.across_software
-                         ? gate::find_baseline_for_hardware(f.baselines_dir, current.context.fingerprint)
-                         : gate::find_baseline(f.baselines_dir, current.context.fingerprint_slug);
+                         ? gate::find_baseline_for_hardware(f.baselines_dir, current.context.fingerprint, suites)
+                         : gate::find_baseline(f.baselines_dir, current.context.fingerprint_slug, suites);
   if (!found) {
     std::vector<std::string> slugs;
     for (const auto& b : gate::list_baselines(f.baselines_dir)) slugs.push_back(b.slug);

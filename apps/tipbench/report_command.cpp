@@ -11,6 +11,7 @@
 #include "tipbench/reports/comparison_report.h"
 #include "tipbench/reports/gbench.h"
 #include "tipbench/reports/html_report.h"
+#include "tipbench/reports/run_set.h"
 
 #include <dirent.h>
 #include <fmt/format.h>
@@ -32,6 +33,7 @@ struct ReportFlags {
   std::string chartjs = reports::default_chartjs_path();
   std::string title = "tipbench report";
   bool paired = false;
+  bool one_machine = false;
   double threshold_pct = 3;
 };
 
@@ -92,7 +94,13 @@ int run_report(const ReportFlags& f) {
       runs.push_back({"baseline " + label_of(f.baseline), read_result(f.baseline)});
       options.primary = 1;
     }
-    for (const auto& path : f.files) runs.push_back({label_of(path), read_result(path)});
+    std::vector<reports::NamedRun> files;
+    for (const auto& path : f.files) files.push_back({label_of(path), read_result(path)});
+    if (f.one_machine) {
+      runs.push_back(reports::merge_runs_of_one_machine(files));
+    } else {
+      runs.insert(runs.end(), files.begin(), files.end());
+    }
     if (!f.history_dir.empty()) history = load_history(f.history_dir);
     if (all || formats.contains("html")) chartjs = reports::read_chartjs(f.chartjs);
   } catch (const InputError& e) {
@@ -146,6 +154,8 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--chartjs", f->chartjs, "Chart.js UMD bundle to inline (Debian: libjs-chart.js)")->capture_default_str();
   sub->add_option("--title", f->title, "Page title")->capture_default_str();
   sub->add_flag("--paired", f->paired, "The runs come from one interleaved session: pair blocks by index");
+  sub->add_flag("--one-machine", f->one_machine,
+                "The files are one machine's runs of different suites (a campaign split over calls): report them as one run");
   sub->add_option("--threshold", f->threshold_pct, "Practical threshold of a verdict, in percent")
       ->check(real_number(0.01, 100.0))->capture_default_str();
   return {sub, [f] { return run_report(*f); }};

@@ -393,7 +393,7 @@ stage_tests() {
 stage_tipbench() {
   run_step "tipbench-$1" "$limit_s" "$tipbench" "$@" || return 0
   cat "$logs/tipbench-$1.log"
-  if ((rc == 0)); then result PASS "tipbench-$1" "exit 0 in ${secs} s"; else result FAIL "tipbench-$1" "exit $rc in ${secs} s: $(last_error "$logs/tipbench-$1.log")"; fi
+  if ((rc == 0)); then result PASS "tipbench-$1" "exit 0 in ${secs} s"; else result FAIL "tipbench-$1" "exit $rc in ${secs} s: $(tail -n 1 "$logs/tipbench-$1.log" | cut -c1-160)"; fi
 }
 
 "stage_$stage" "$@"

@@ -80,6 +80,14 @@ EOF
 files=$(find "$tmp/out-quick" -type f | wc -l)
 ((files <= 8)) || fail "quick left $files files in OUTDIR"
 
+step "tipbench stage: baseline save, then gate --baseline auto finds it (as on a GPU machine)"
+"${scrubbed[@]}" "$b/run.sh" tipbench "$tmp/out-tb" baseline --dir "$tmp/store" save "$result" --name q \
+  || fail "run.sh tipbench baseline save failed"
+"${scrubbed[@]}" "$b/run.sh" tipbench "$tmp/out-tb" gate --baseline auto --baselines-dir "$tmp/store" \
+  --current "$result" --out-dir "$tmp/out-tb/gate" --no-rerun >"$tmp/tb-gate.log" 2>&1 || true
+grep -q "baseline for .*: $tmp/store/.*/q.json" "$tmp/tb-gate.log" || fail "gate --baseline auto did not find the baseline: $(tail -n 3 "$tmp/tb-gate.log")"
+grep -qE '^(PASS|FAIL)  tipbench-gate ' "$tmp/out-tb/tipbench-summary.txt" || fail "no tipbench-gate line in the summary"
+
 step "micro: one row (libbenchmark from lib/), JSON out"
 "${scrubbed[@]}" "$b/run.sh" micro "$tmp/out-micro" --benchmark_filter='BM_ZeroGrad/set_to_none:1/cuda:0' \
   --benchmark_min_time=0.05 || fail "run.sh micro failed"

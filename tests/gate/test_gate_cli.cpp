@@ -363,6 +363,40 @@ TEST(GateCli, BaselineSaveThenAutoLookupPasses) {
   EXPECT_EQ(g.code, 0) << g.out << g.err;
 }
 
+// A GPU campaign stores one baseline per suite (a device call runs a few suites): auto takes the
+// newest that holds the current run's suites, not the newest file; `baseline find --suite` agrees.
+TEST(GateCli, AutoTakesTheNewestBaselineHoldingTheRunsSuites) {
+  const auto dir = fresh_scratch_dir("gate_cli_auto_per_suite");
+  const auto store = (dir / "b").string();
+  const auto tf32 = save(dir, "tf32.json", synthetic_run({.suites = {"tf32"}, .cv = 0.005, .seed = 1,
+                                                          .timestamp = "2026-11-26T01:00:00Z"}));
+  const auto graphs = save(dir, "graphs.json", synthetic_run({.suites = {"cuda_graphs"}, .cv = 0.005, .seed = 3,
+                                                              .timestamp = "2026-11-26T02:00:00Z"}));
+  ASSERT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "save", tf32, "--name", "tf32"}).code, 0);
+  ASSERT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "save", graphs, "--name", "cuda_graphs"}).code, 0);
+  const auto cur = save(dir, "cur.json", synthetic_run({.suites = {"tf32"}, .cv = 0.005, .seed = 2}));
+  const auto g = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", store});
+  EXPECT_EQ(g.code, 0) << g.out << g.err;
+  EXPECT_TRUE(has(g.err, "/tf32.json")) << g.err;
+  const std::string slug = "cpu-test-2c_torch2.11.0";
+  EXPECT_TRUE(has(tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", slug}).out, "/cuda_graphs.json"));
+  const auto f = tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", slug, "--suite", "tf32"});
+  EXPECT_EQ(f.code, 0);
+  EXPECT_TRUE(has(f.out, "/tf32.json")) << f.out;
+
+  // The two runs of one machine as one findings page; runs of two machines are refused.
+  const auto r = tipbench_cmd(dir, {"report", "--one-machine", tf32, graphs, "--out", (dir / "page").string(),
+                                    "--format", "markdown"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string md = read_bytes(dir / "page" / "summary.md");
+  EXPECT_TRUE(has(md, "tf32.json + graphs.json") && has(md, "| tf32/") && has(md, "| cuda_graphs/")) << md;
+  const auto other = save(dir, "other.json", synthetic_run({.cpu_model = "Another CPU", .suites = {"amp"}}));
+  const auto refused = tipbench_cmd(dir, {"report", "--one-machine", tf32, other, "--out", (dir / "page2").string()});
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_TRUE(has(refused.err, "runs of two machines")) << refused.err;
+  EXPECT_FALSE(fs::exists(dir / "page2" / "summary.md"));
+}
+
 TEST(GateCli, BaselineSaveNeverOverwritesWithoutForceAndRefusesInjectedRuns) {
   const auto dir = fresh_scratch_dir("gate_cli_save");
   const auto store = (dir / "baselines").string();

@@ -8,6 +8,7 @@
 #include "tipbench/reports/gate_report.h"
 #include "tipbench/reports/gbench.h"
 #include "tipbench/reports/html_report.h"
+#include "tipbench/reports/run_set.h"
 
 #include "child_process.h"
 #include "scratch_dir.h"
@@ -353,6 +354,25 @@ TEST(Markdown, MemoryVerdictsSayMoreOrLessMemory) {
 
 // The sources' claim stands under the suite's name in the console and the HTML page, and next to
 // every verdict in the Markdown summary; a suite without one shows none.
+TEST(Reports, OneMachinesRunsOfDifferentSuitesMergeIntoOneRun) {
+  const NamedRun a{"a.json", synthetic_run({.suites = {"zero_grad"}, .timestamp = "2026-11-26T01:00:00Z"})};
+  const NamedRun b{"b.json", synthetic_run({.suites = {"tf32", "amp"}, .timestamp = "2026-11-26T02:00:00Z"})};
+  const auto merged = r::merge_runs_of_one_machine({a, b});
+  EXPECT_EQ(merged.label, "a.json + b.json");
+  ASSERT_EQ(merged.result.suites.size(), 3u);
+  EXPECT_EQ(merged.result.suites[0].name, "zero_grad");
+  EXPECT_EQ(merged.result.suites[2].name, "amp");
+  EXPECT_EQ(merged.result.context.timestamp_utc, "2026-11-26T01:00:00Z");  // the first run's context
+  EXPECT_TRUE(has(r::run_markdown(merged), "| amp/")) << r::run_markdown(merged);
+
+  const NamedRun other_machine{"c.json", synthetic_run({.cpu_model = "Other CPU", .suites = {"amp"}})};
+  EXPECT_THROW(r::merge_runs_of_one_machine({a, other_machine}), tipbench::InputError);
+  const NamedRun same_suite{"d.json", synthetic_run({.suites = {"zero_grad"}})};
+  EXPECT_THROW(r::merge_runs_of_one_machine({a, same_suite}), tipbench::InputError);
+  NamedRun other_settings{"e.json", synthetic_run({.suites = {"amp"}, .blocks = 4})};
+  EXPECT_THROW(r::merge_runs_of_one_machine({a, other_settings}), tipbench::InputError);
+}
+
 TEST(Reports, TheSourceClaimStandsBesideTheVerdicts) {
   auto run = synthetic_run({.cv = 0.001});
   run.suites[0].source_claim = tipbench::SourceClaim{"002", "1.27-1.70x <faster> fwd+bwd"};

@@ -133,7 +133,26 @@ std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<s
   return out;
 }
 
-std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug) {
+namespace {
+
+bool holds_every_suite(const StoredBaseline& b, const std::vector<std::string>& suites) {
+  return std::all_of(suites.begin(), suites.end(), [&](const std::string& s) {
+    return std::find(b.suites.begin(), b.suites.end(), s) != b.suites.end();
+  });
+}
+
+// Whether b is a better choice than best: one that holds every suite first, then the newer.
+bool better(const StoredBaseline& b, const std::optional<StoredBaseline>& best, const std::vector<std::string>& suites) {
+  if (!best) return true;
+  const bool b_holds = holds_every_suite(b, suites), best_holds = holds_every_suite(*best, suites);
+  if (b_holds != best_holds) return b_holds;
+  return b.timestamp_utc >= best->timestamp_utc;
+}
+
+}  // namespace
+
+std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug,
+                                            const std::vector<std::string>& suites) {
   if (auto why = slug_problem(slug)) throw InputError(*why);
   std::optional<StoredBaseline> best;
   const std::string slug_dir = dir + "/" + slug;
@@ -150,16 +169,17 @@ std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::s
       throw InputError(fmt::format("a stored baseline for {} is unreadable: {} (restore it from git or remove it)",
                                    slug, e.what()));
     }
-    if (!best || b.timestamp_utc >= best->timestamp_utc) best = std::move(b);
+    if (better(b, best, suites)) best = std::move(b);
   }
   return best;
 }
 
-std::optional<StoredBaseline> find_baseline_for_hardware(const std::string& dir, const Fingerprint& fingerprint) {
+std::optional<StoredBaseline> find_baseline_for_hardware(const std::string& dir, const Fingerprint& fingerprint,
+                                                         const std::vector<std::string>& suites) {
   std::optional<StoredBaseline> best;
   for (auto& b : list_baselines(dir)) {
     if (!same_hardware(b.fingerprint, fingerprint)) continue;
-    if (!best || b.timestamp_utc >= best->timestamp_utc) best = std::move(b);
+    if (better(b, best, suites)) best = std::move(b);
   }
   return best;
 }

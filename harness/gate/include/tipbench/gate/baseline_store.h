@@ -37,14 +37,20 @@ std::string save_baseline(const std::string& run_path, const std::string& dir, c
 // (path: reason) instead of failing the listing.
 std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<std::string>* unreadable = nullptr);
 
-// The newest (by the run's timestamp) baseline stored for this slug. Throws InputError for a bad
-// slug (slug_problem), and naming the file when one stored for this slug cannot be read
-// (truncated, corrupt) or is not what its place says (slug_identity_problem): never "none stored".
-std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug);
+// The newest (by the run's timestamp) baseline stored for this slug that holds every suite in
+// `suites`; when none holds them all (or `suites` is empty), the newest. A GPU campaign stores one
+// baseline per suite (each device call runs a few), so the newest file alone would gate a tf32 run
+// against a cuda_graphs baseline. Throws InputError for a bad slug (slug_problem), and naming the
+// file when one stored for this slug cannot be read (truncated, corrupt) or is not what its place
+// says (slug_identity_problem): never "none stored".
+std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug,
+                                            const std::vector<std::string>& suites = {});
 
 // --across-software: the newest baseline of any slug whose hardware (GPUs, CPU) is this
-// fingerprint's, whatever its software; unreadable files are skipped (they cannot be matched).
-std::optional<StoredBaseline> find_baseline_for_hardware(const std::string& dir, const Fingerprint& fingerprint);
+// fingerprint's, whatever its software, preferring those that hold every suite in `suites` as
+// find_baseline does; unreadable files are skipped (they cannot be matched).
+std::optional<StoredBaseline> find_baseline_for_hardware(const std::string& dir, const Fingerprint& fingerprint,
+                                                         const std::vector<std::string>& suites = {});
 
 inline constexpr std::size_t kMaxBaselineNameBytes = 100;
 inline constexpr std::size_t kMaxSlugBytes = 200;
