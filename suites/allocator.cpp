@@ -13,7 +13,7 @@
 // step, glibc vs jemalloc (a fresh process per trial is the quick suite's dearest arm).
 // Memory is the peak growth of the resident set, which every allocator's pages count in.
 #include "common/loader_workload.h"
-#include "common/malloc_provider.h"
+#include "allocator/malloc_provider.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/data/dataset.h"

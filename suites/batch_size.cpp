@@ -11,8 +11,8 @@
 //                     seed set shared by the arms.
 // More samples per second is not the goal: time to the target is, and the notes report it.
 #include "common/device_memory.h"
-#include "common/lr_schedule.h"
-#include "common/time_to_accuracy.h"
+#include "batch_size/lr_schedule.h"
+#include "batch_size/time_to_accuracy.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 #include "tipbench/summary.h"

@@ -26,15 +26,9 @@ class ChannelsLast final : public Suite {
     return SourceClaim{"001, 002", "NHWC suits Tensor Cores"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      for (Precision p : {Precision::fp32, Precision::bf16}) {
-        Levels params = training_params(context, model, kQuickCpuBatch);
-        params.emplace_back("precision", precision_name(p));
-        out.push_back({params, {{"nchw", {{"memory_format", "nchw"}}}, {"nhwc", {{"memory_format", "channels_last"}}}}});
-      }
-    }
-    return out;
+    return training_cases(context, {{"nchw", {{"memory_format", "nchw"}}}, {"nhwc", {{"memory_format", "channels_last"}}}},
+                          {{"precision", {precision_name(Precision::fp32), precision_name(Precision::bf16)}}},
+                          {.quick_cpu_batch = kQuickCpuBatch});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {

@@ -1,7 +1,7 @@
 // Tip: activation checkpointing trades compute for memory. A checkpointed segment keeps only its
 // input during the forward pass and recomputes its activations in backward, so the step costs
 // about one extra forward of the segments and the activation memory shrinks; the memory it frees
-// buys a larger batch. Segments (common/segments.h): per stage (a ResNet stage, a ViT block), or
+// buys a larger batch. Segments (checkpointing/segments.h): per stage (a ResNet stage, a ViT block), or
 // every k units. Two experiments per model:
 //   batch:<b>        the same batch for every arm: step time overhead, peak memory and the
 //                    activation bytes held between forward and backward (measured directly)
@@ -10,10 +10,10 @@
 //                    so the throughput comparison answers "does the bigger batch pay for the
 //                    recompute?". The CPU has no out-of-memory error to search on.
 // Baseline: no checkpointing (PyTorch's default).
-#include "common/checkpoint.h"
+#include "checkpointing/checkpoint.h"
 #include "common/device_memory.h"
 #include "common/largest_batch.h"
-#include "common/segments.h"
+#include "checkpointing/segments.h"
 #include "common/training.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"

@@ -17,12 +17,7 @@ class ConvBias final : public Suite {
     return SourceClaim{"000, 002-004", "saves parameters and memory (002)"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      out.push_back({training_params(context, model),
-                     {{"bias", {{"conv_bias", "on"}}}, {"no_bias", {{"conv_bias", "off"}}}}});
-    }
-    return out;
+    return training_cases(context, {{"bias", {{"conv_bias", "on"}}}, {"no_bias", {{"conv_bias", "off"}}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c,
                                          const ArmSpec&) const override {

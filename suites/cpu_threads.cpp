@@ -70,13 +70,7 @@ class CpuThreads final : public Suite {
     for (int t : thread_counts(cores, context.quick, at::get_num_threads())) {
       arms.push_back({fmt::format("t{}", t), {{"threads", std::to_string(t)}}});
     }
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      Levels params = training_params(context, model);
-      params.emplace_back("cores", std::to_string(cores));
-      out.push_back({params, arms});
-    }
-    return out;
+    return training_cases(context, arms, {{"cores", {std::to_string(cores)}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&, const ArmSpec&) const override {
     if (context.device.is_cpu()) return std::nullopt;

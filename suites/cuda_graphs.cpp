@@ -1,11 +1,11 @@
 // Tip: CUDA graphs. A training step is thousands of kernel launches; when the kernels are short
 // (a small batch, a fast GPU) the host's launch cost, not the GPU, sets the pace. Capturing the
 // whole step (forward, backward, optimizer) once and replaying it launches everything with one
-// call (common/captured_step.h: static inputs, side-stream warm-up, autocast cache off). Measured
+// call (cuda_graphs/captured_step.h: static inputs, side-stream warm-up, autocast cache off). Measured
 // at the default batch and at batch 8 (launch-bound), in fp32 and under bf16 autocast.
 // Baseline: eager (PyTorch's default). Treatment: the captured step replayed. CUDA only.
 #include "common/autocast.h"
-#include "common/captured_step.h"
+#include "cuda_graphs/captured_step.h"
 #include "common/step_policy.h"
 #include "tipbench/registry.h"
 
@@ -16,10 +16,9 @@ namespace {
 // The treatment: the eager step on the fixed inputs captured once (after the other policies'
 // prepare) and replayed; what the other policies or the spec do that a capture cannot hold is
 // refused (invalid_argument) before capturing.
-class CaptureStep final : public StepPolicy {
+class CaptureStep final : public Policy<CaptureStep> {
  public:
   std::string name() const override { return "cuda_graph"; }
-  Replaces replaces() const override { return {.run_step = true}; }
   void prepare(StepState& state) override {
     // What the CUDA-graph variant of the step cannot capture: per-step host work, synchronisation.
     if (auto why = state.capture_unsafe_reason()) {
@@ -49,17 +48,9 @@ class CudaGraphs final : public Suite {
            "replayed (CUDA)";
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      for (auto params : step_loop_params(context, model)) {
-        for (Precision p : {Precision::fp32, Precision::bf16}) {
-          Levels with_precision = params;
-          with_precision.emplace_back("precision", precision_name(p));
-          out.push_back({with_precision, {{"eager", {{"cuda_graph", "off"}}}, {"graph", {{"cuda_graph", "on"}}}}});
-        }
-      }
-    }
-    return out;
+    return training_cases(context, {{"eager", {{"cuda_graph", "off"}}}, {"graph", {{"cuda_graph", "on"}}}},
+                          {{"precision", {precision_name(Precision::fp32), precision_name(Precision::bf16)}}},
+                          {.step_loop = true});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                           const ArmSpec&) const override {

@@ -21,15 +21,8 @@ class CudnnBenchmark final : public Suite {
   }
   Isolation isolation(const SuiteContext&) const override { return Isolation::fresh_process; }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      for (const char* shapes : {"fixed", "varying"}) {
-        Levels params = training_params(context, model);
-        params.emplace_back("shapes", shapes);
-        out.push_back({params, {{"off", {{"cudnn_benchmark", "off"}}}, {"on", {{"cudnn_benchmark", "on"}}}}});
-      }
-    }
-    return out;
+    return training_cases(context, {{"off", {{"cudnn_benchmark", "off"}}}, {"on", {{"cudnn_benchmark", "on"}}}},
+                          {{"shapes", {input_shapes_name(InputShapes::fixed), input_shapes_name(InputShapes::varying)}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {

@@ -86,21 +86,15 @@ class DataParallel final : public Suite {
   ChartKind chart() const override { return ChartKind::scaling; }
   std::vector<SuiteOption> options() const override { return {kBucketMbOption}; }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      Levels params = training_params(context, model);  // batch: per device
-      params.emplace_back("ranks", std::to_string(world_size()));
-      params.emplace_back("bucket_mb", fmt::format("{:g}", kBucketMbOption.number(context.options)));
-      // world_size: the devices an arm trains on, so a report can draw the scaling curve.
-      const std::string ranks = std::to_string(world_size());
-      const std::string gpus = std::to_string(context.device.is_cuda() ? torch::cuda::device_count() : 0);
-      out.push_back({params,
-                     {{"single", {{"mode", "single"}, {"world_size", "1"}}},
-                      {"dp", {{"mode", "data_parallel"}, {"world_size", gpus}}},
-                      {"ddp", {{"mode", "ddp"}, {"overlap", "true"}, {"world_size", ranks}}},
-                      {"ddp_no_overlap", {{"mode", "ddp"}, {"overlap", "false"}, {"world_size", ranks}}}}});
-    }
-    return out;
+    // batch: per device. world_size: the devices an arm trains on, so a report can draw the scaling curve.
+    const std::string ranks = std::to_string(world_size());
+    const std::string gpus = std::to_string(context.device.is_cuda() ? torch::cuda::device_count() : 0);
+    return training_cases(context,
+                          {{"single", {{"mode", "single"}, {"world_size", "1"}}},
+                           {"dp", {{"mode", "data_parallel"}, {"world_size", gpus}}},
+                           {"ddp", {{"mode", "ddp"}, {"overlap", "true"}, {"world_size", ranks}}},
+                           {"ddp_no_overlap", {{"mode", "ddp"}, {"overlap", "false"}, {"world_size", ranks}}}},
+                          {{"ranks", {ranks}}, {"bucket_mb", {fmt::format("{:g}", kBucketMbOption.number(context.options))}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec& arm) const override {

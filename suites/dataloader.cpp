@@ -10,7 +10,7 @@
 // (baseline), uint8 batches normalised on the device (NVIDIA's fast_collate: a quarter of the
 // bytes), uint8 with every decoded image kept in RAM after the first epoch, and the files decoded
 // on the GPU by nvJPEG, cropped and resized there (DALI's approach; CUDA only).
-#include "common/loader_notes.h"
+#include "dataloader/loader_notes.h"
 #include "common/loader_workload.h"
 #include "common/training.h"
 #include "tipbench/data/dataset.h"

@@ -92,12 +92,9 @@ class DebugApis final : public Suite {
     return SourceClaim{"000, 003", "debugging APIs (anomaly detection, profiler) cost time when left on"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      out.push_back({training_params(context, model, kQuickCpuBatch),
-                     {{"off", {{"debug", "off"}}}, {"anomaly", {{"debug", "anomaly"}}}, {"profiler", {{"debug", "profiler"}}}}});
-    }
-    return out;
+    return training_cases(context,
+                          {{"off", {{"debug", "off"}}}, {"anomaly", {{"debug", "anomaly"}}}, {"profiler", {{"debug", "profiler"}}}},
+                          {}, {.quick_cpu_batch = kQuickCpuBatch});
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm, const TrialInfo&) const override {

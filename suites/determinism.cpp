@@ -6,7 +6,7 @@
 // algorithms + cuDNN deterministic + benchmark off, and on CUDA CUBLAS_WORKSPACE_CONFIG=:4096:8,
 // which cuBLAS reads once per process: on CUDA every trial runs in a fresh process. A test
 // checks that two deterministic CPU runs give bit-identical parameters.
-#include "common/determinism.h"
+#include "determinism/determinism.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/registry.h"

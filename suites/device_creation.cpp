@@ -13,11 +13,10 @@ namespace {
 
 // Every step makes its labels and a noise tensor of the input's shape on the host (then copies
 // them) or on the device.
-class MakeStepTensors final : public StepPolicy {
+class MakeStepTensors final : public Policy<MakeStepTensors> {
  public:
   explicit MakeStepTensors(bool on_host) : on_host_(on_host) {}
   std::string name() const override { return std::string("step tensors made on the ") + where(); }
-  Replaces replaces() const override { return {.inputs = true}; }
   StepInputs inputs(StepState& state, bool) override {
     const auto& device = state.device();
     const auto made_on = torch::TensorOptions().device(on_host_ ? c10::Device(c10::kCPU) : device);
@@ -47,12 +46,7 @@ class DeviceCreation final : public Suite {
     return SourceClaim{"000, 002, 003", "create tensors on the device: no host allocation + copy"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      out.push_back({training_params(context, model),
-                     {{"host", {{"step_tensors", "host"}}}, {"device", {{"step_tensors", "device"}}}}});
-    }
-    return out;
+    return training_cases(context, {{"host", {{"step_tensors", "host"}}}, {"device", {{"step_tensors", "device"}}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&,
                                           const ArmSpec&) const override {

@@ -30,11 +30,10 @@ std::string trade_off(const ArmResult& whole, const ArmResult& split, std::int64
 }
 
 // The step's batch as k micro-batches, a forward and backward each, one optimizer step.
-class MicroBatches final : public StepPolicy {
+class MicroBatches final : public Policy<MicroBatches> {
  public:
   explicit MicroBatches(std::int64_t k) : k_(k) {}
   std::string name() const override { return std::to_string(k_) + " micro-batches"; }
-  Replaces replaces() const override { return {.micro_batches = true}; }
   std::int64_t micro_batches() const override { return k_; }
   nlohmann::json info(const StepState&) const override {
     if (k_ == 1) return nlohmann::json::object();  // the whole batch: recorded as any training step
@@ -62,9 +61,7 @@ class GradAccumulation final : public Suite {
     const std::vector<int> splits = context.quick ? std::vector<int>{1, 4} : std::vector<int>{1, 2, 4, 8};
     std::vector<ArmSpec> arms;
     for (int k : splits) arms.push_back({fmt::format("k{}", k), {{"micro_batches", std::to_string(k)}}});
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) out.push_back({training_params(context, model), arms});
-    return out;
+    return training_cases(context, arms);
   }
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm) const override {
     const std::int64_t batch = level_int(c.params, "batch"), k = micro_batches(arm);

@@ -18,12 +18,7 @@ class Inplace final : public Suite {
     return SourceClaim{"002", "in-place activations: less activation memory"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      out.push_back({training_params(context, model),
-                     {{"out_of_place", {{"inplace_relu", "false"}}}, {"inplace", {{"inplace_relu", "true"}}}}});
-    }
-    return out;
+    return training_cases(context, {{"out_of_place", {{"inplace_relu", "false"}}}, {"inplace", {{"inplace_relu", "true"}}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec&) const override {
     const auto& model = level(c.params, "model");

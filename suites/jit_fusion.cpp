@@ -10,8 +10,8 @@
 //   native       ATen's fused op where one exists
 // Two kinds of case: one pointwise block alone (forward + backward, autograd::grad), and the
 // macro case: ViT training with every encoder block's MLP pointwise ops in the arm's form.
-#include "common/pointwise.h"
-#include "common/torchscript.h"
+#include "jit_fusion/pointwise.h"
+#include "jit_fusion/torchscript.h"
 #include "common/training.h"
 #include "tipbench/models/model.h"
 #include "tipbench/models/vit.h"

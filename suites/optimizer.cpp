@@ -91,11 +91,8 @@ class Optimizer final : public Suite {
     for (auto kind : {OptimizerKind::sgd, OptimizerKind::adamw}) {
       // --quick keeps the cheap scope: a training step per arm and block is most of a quick budget.
       if (!context.quick) {
-        for (const auto& model : models_to_run(context)) {
-          Levels params = training_params(context, model);
-          params.emplace_back("optimizer", optimizer_kind_name(kind));
-          params.emplace_back("scope", "step");
-          out.push_back({params, implementation_arms()});
+        for (auto& c : training_cases(context, implementation_arms(), {{"optimizer", {optimizer_kind_name(kind)}}, {"scope", {"step"}}})) {
+          out.push_back(std::move(c));
         }
       }
       for (const auto& model : parameter_models(context)) {

@@ -12,6 +12,7 @@
 // allocations while timed. CNNs only: a ViT's position embedding fixes its input size.
 #include "common/input_shapes.h"
 #include "common/training.h"
+#include "preallocate/preallocate_step.h"
 #include "tipbench/registry.h"
 
 #include <fmt/format.h>
@@ -23,7 +24,7 @@ namespace {
 
 // The treatment: preallocate_step at the largest input (a micro-batch of it, if the step is
 // split) before training.
-class PreallocateMaxShape final : public StepPolicy {
+class PreallocateMaxShape final : public Policy<PreallocateMaxShape> {
  public:
   std::string name() const override { return "preallocate max_shape"; }
   void prepare(StepState& state) override {
@@ -47,13 +48,8 @@ class Preallocate final : public Suite {
     return SourceClaim{"003", "pre-allocate for the largest shape: no allocator growth mid-run"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      Levels params = training_params(context, model);
-      params.emplace_back("shapes", input_shapes_name(InputShapes::ascending));
-      out.push_back({params, {{"none", {{"preallocate", "none"}}}, {"max_shape", {{"preallocate", "max_shape"}}}}});
-    }
-    return out;
+    return training_cases(context, {{"none", {{"preallocate", "none"}}}, {"max_shape", {{"preallocate", "max_shape"}}}},
+                          {{"shapes", {input_shapes_name(InputShapes::ascending)}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec&) const override {
     const auto& model = level(c.params, "model");

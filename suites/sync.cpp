@@ -19,7 +19,7 @@ ArmSpec read_every(const std::string& name, std::int64_t steps) {
 
 // The loss added to a running sum on the device every step and read on the host with .item()
 // every `every` steps (0: never).
-class ReadLossEvery final : public StepPolicy {
+class ReadLossEvery final : public Policy<ReadLossEvery> {
  public:
   explicit ReadLossEvery(std::int64_t every) : every_(every) {}
   std::string name() const override { return "loss read every " + std::to_string(every_) + " steps"; }
@@ -64,11 +64,7 @@ class Sync final : public Suite {
     // A --quick trial is shorter than 50 steps: its every_50 arm would be the never arm again.
     if (!context.quick) arms.push_back(read_every("every_50", 50));
     arms.push_back(read_every("never", 0));
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      for (auto& params : step_loop_params(context, model)) out.push_back({params, arms});
-    }
-    return out;
+    return training_cases(context, arms, {}, {.step_loop = true});
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm, const TrialInfo&) const override {

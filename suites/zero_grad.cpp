@@ -9,10 +9,9 @@ namespace tipbench::suites {
 namespace {
 
 // The treatment: gradients filled with zeros, so backward accumulates into them.
-class FillWithZeros final : public StepPolicy {
+class FillWithZeros final : public Policy<FillWithZeros> {
  public:
   std::string name() const override { return "zero_grad(set_to_none=false)"; }
-  Replaces replaces() const override { return {.zero_grad = true}; }
   void zero_grad(StepState& state) override { state.optimizer().zero_grad(/*set_to_none=*/false); }
 };
 
@@ -28,12 +27,7 @@ class ZeroGrad final : public Suite {
     return SourceClaim{"000, 002-004", "\"moderately improves performance\", less memory (002)"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      out.push_back({training_params(context, model),
-                     {{"none", {{"set_to_none", "true"}}}, {"zero", {{"set_to_none", "false"}}}}});
-    }
-    return out;
+    return training_cases(context, {{"none", {{"set_to_none", "true"}}}, {"zero", {{"set_to_none", "false"}}}});
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm, const TrialInfo&) const override {

@@ -117,8 +117,16 @@ std::optional<int> check_outputs(RunOptions& o, const std::vector<std::string>& 
 
 int dry_run(RunOptions o, const RunPlan& plan, const std::vector<std::string>& argv) {
   if (auto code = check_outputs(o, argv, /*keeps_partial=*/o.resume.empty())) return *code;
+  // The plan, one line per case with its arms: what a run with these flags would measure.
   std::size_t cases = 0;
-  for (const Suite* s : plan.suites) cases += s->cases(plan.context).size();
+  for (const Suite* s : plan.suites) {
+    for (const auto& c : s->cases(plan.context)) {
+      std::vector<std::string> arms;
+      for (const auto& a : c.arms) arms.push_back(a.name);
+      fmt::print("  {}  arms: {}\n", case_name(s->name(), c), fmt::join(arms, ", "));
+      ++cases;
+    }
+  }
   fmt::print("run --dry-run: ok: {} suite(s), {} case(s) on {}; nothing measured\n", plan.suites.size(), cases,
              plan.context.device.str());
   return exit_code::ok;

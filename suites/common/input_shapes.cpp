@@ -41,6 +41,7 @@ void InputShapesPolicy::prepare(StepState& state) {
 }
 
 StepInputs InputShapesPolicy::inputs(StepState& state, bool timing) {
+  if (shapes_ == InputShapes::fixed) return state.fixed_inputs();
   if (!timing) return shapes_ == InputShapes::ascending ? StepInputs{warmup_input_, state.labels()} : state.fixed_inputs();
   if (shapes_ == InputShapes::varying) {
     const auto [h, w] = varying_shape(state.image_size(), timed_steps_++);

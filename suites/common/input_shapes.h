@@ -29,11 +29,10 @@ std::int64_t ascending_side(std::int64_t base, std::int64_t step);
 // Feeds each step the input of its shape schedule (the staged labels). Records input_shapes in
 // the info and, for ascending shapes on CUDA, device_mallocs: the device allocations the caching
 // allocator made while timed.
-class InputShapesPolicy final : public StepPolicy {
+class InputShapesPolicy final : public Policy<InputShapesPolicy> {
  public:
   explicit InputShapesPolicy(InputShapes shapes) : shapes_(shapes) {}
   std::string name() const override;
-  Replaces replaces() const override { return {.inputs = shapes_ != InputShapes::fixed}; }
   std::int64_t largest_side(std::int64_t image_size) const override;
   void prepare(StepState& state) override;
   StepInputs inputs(StepState& state, bool timing) override;

@@ -1,13 +1,13 @@
 // What a tip changes in the training step, kept in the tip's own suite file: the training
 // workload (training.h) runs PyTorch's default step and asks the spec's policies at a few hooks,
 // so it knows no tip. A hook left alone does what the default step does. A replace-hook (inputs,
-// zero_grad, micro_batches, run_step) takes over one part of the step: a policy declares it in
-// replaces(), and two policies of one step replacing the same hook are std::invalid_argument.
+// zero_grad, micro_batches, run_step) takes over one part of the step: a policy (derived from
+// Policy<itself>) replaces the hooks it overrides, found at compile time, and two policies of one
+// step replacing the same hook are std::invalid_argument.
 // The smallest training-step tip (a suite file, plus its line in suites/CMakeLists.txt):
-//   class FillWithZeros final : public StepPolicy {
+//   class FillWithZeros final : public Policy<FillWithZeros> {
 //    public:
 //     std::string name() const override { return "zero_grad(set_to_none=false)"; }
-//     Replaces replaces() const override { return {.zero_grad = true}; }
 //     void zero_grad(StepState& s) override { s.optimizer().zero_grad(/*set_to_none=*/false); }
 //   };
 //   class ZeroGrad final : public Suite {  // name(), description(), cases() with arms none/zero
@@ -32,6 +32,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace tipbench::suites {
 
@@ -70,9 +71,10 @@ class StepState {
   virtual std::optional<std::string> capture_unsafe_reason() const = 0;
 };
 
+// The hooks of the step. A policy derives from Policy<itself> (below), never from this directly.
 class StepPolicy {
  public:
-  // The replace-hooks a policy takes over; the step calls only those it declares.
+  // The replace-hooks a policy takes over; the step calls only those.
   struct Replaces {
     bool inputs = false;
     bool zero_grad = false;
@@ -82,24 +84,24 @@ class StepPolicy {
 
   virtual ~StepPolicy() = default;
   virtual std::string name() const = 0;  // names the policy in errors
-  virtual Replaces replaces() const { return {}; }
+  virtual Replaces replaces() const = 0;  // the ones it overrides (Policy<Self>)
 
   // Largest input side a step will use: the images are staged at it (default: the model's).
   virtual std::int64_t largest_side(std::int64_t image_size) const { return image_size; }
   // Once, after the model, optimizer and staged tensors exist, in the order of spec.policies.
   virtual void prepare(StepState&) {}
 
-  // Replace-hooks (declared in replaces()).
+  // Replace-hooks: called only in a policy that overrides them.
   // The batch of a step; `timing` once begin_measurement() has run (default: fixed_inputs()).
-  virtual StepInputs inputs(StepState&, bool /*timing*/) { undeclared("inputs"); }
+  virtual StepInputs inputs(StepState&, bool /*timing*/) { not_replaced("inputs"); }
   // Default: optimizer.zero_grad(set_to_none=true), LibTorch's and PyTorch's default.
-  virtual void zero_grad(StepState&) { undeclared("zero_grad"); }
+  virtual void zero_grad(StepState&) { not_replaced("zero_grad"); }
   // The batch split into this many equal micro-batches, a forward and backward each (loss
   // divided by their number), then one optimizer step. Default: 1.
-  virtual std::int64_t micro_batches() const { undeclared("micro_batches"); }
+  virtual std::int64_t micro_batches() const { not_replaced("micro_batches"); }
   // The whole step; returns its loss (undefined when it has none, e.g. a graph replay).
   // Default: eager_step(inputs).
-  virtual at::Tensor run_step(StepState&) { undeclared("run_step"); }
+  virtual at::Tensor run_step(StepState&) { not_replaced("run_step"); }
 
   // The loss passed to after_step is the sum of the micro-batches' losses only when a policy
   // keeps it (no other arm times the extra additions); else the last micro-batch's.
@@ -116,9 +118,28 @@ class StepPolicy {
   virtual std::optional<std::string> capture_unsafe_reason() const { return std::nullopt; }
 
  private:
-  [[noreturn]] void undeclared(const char* hook) const {
-    throw std::logic_error("step policy '" + name() + "' declares that it replaces " + hook +
-                           " but does not override it");
+  template <class Self>
+  friend class Policy;
+  StepPolicy() = default;  // a policy is a Policy<Self>, so that replaces() is found, not declared
+
+  [[noreturn]] void not_replaced(const char* hook) const {
+    throw std::logic_error("step policy '" + name() + "': its " + hook + " hook was called although it does not "
+                           "override it");
+  }
+};
+
+// What every policy derives from: `class MyPolicy final : public Policy<MyPolicy>`. The
+// replace-hooks it overrides are those it replaces: an override's member pointer has Self's type,
+// an inherited one StepPolicy's. So a hook cannot be overridden and then never called for want of
+// a declaration, nor declared and left out.
+template <class Self>
+class Policy : public StepPolicy {
+ public:
+  Replaces replaces() const final {
+    return {.inputs = !std::is_same_v<decltype(&Self::inputs), decltype(&StepPolicy::inputs)>,
+            .zero_grad = !std::is_same_v<decltype(&Self::zero_grad), decltype(&StepPolicy::zero_grad)>,
+            .micro_batches = !std::is_same_v<decltype(&Self::micro_batches), decltype(&StepPolicy::micro_batches)>,
+            .run_step = !std::is_same_v<decltype(&Self::run_step), decltype(&StepPolicy::run_step)>};
   }
 };
 

@@ -14,13 +14,13 @@ namespace tipbench::suites {
 
 namespace {
 
-// The policy that declares `hook` in replaces(), if any; a second one is a conflict (the step has
+// The policy that replaces `hook` (overrides it), if any; a second one is a conflict (the step has
 // one inputs batch, one zero_grad, one count, one run).
-StepPolicy* owner_of(const TrainingSpec& spec, const char* hook, bool StepPolicy::Replaces::*declared) {
+StepPolicy* owner_of(const TrainingSpec& spec, const char* hook, bool StepPolicy::Replaces::*replaced) {
   StepPolicy* owner = nullptr;
   for (const auto& policy : spec.policies) {
     if (!policy) throw std::invalid_argument("a training step's policy is null");
-    if (!(policy->replaces().*declared)) continue;
+    if (!(policy->replaces().*replaced)) continue;
     if (owner) {
       throw std::invalid_argument("step policies '" + owner->name() + "' and '" + policy->name() +
                                   "' both replace " + hook + "; a training step takes one");
@@ -201,23 +201,6 @@ std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, co
   return std::make_unique<TrainingWorkload>(context, spec);
 }
 
-void preallocate_step(torch::nn::AnyModule& model, const torch::Tensor& input, const torch::Tensor& labels,
-                      Precision precision) {
-  const auto module = model.ptr();
-  std::vector<torch::Tensor> buffers;
-  for (const auto& b : module->buffers()) buffers.push_back(b.clone());
-  torch::Tensor loss;
-  {
-    AutocastScope autocast(input.device().type(), precision);
-    loss = torch::nn::functional::cross_entropy(model.forward(input), labels);
-  }
-  loss.backward();
-  module->zero_grad(/*set_to_none=*/true);
-  torch::NoGradGuard no_grad;
-  std::size_t i = 0;
-  for (auto& b : module->buffers()) b.copy_(buffers[i++]);
-}
-
 std::vector<std::string> models_to_run(const SuiteContext& context) {
   if (!context.models.empty()) return context.models;
   if (!context.device.is_cuda()) return {"small_cnn"};
@@ -243,6 +226,27 @@ std::vector<Levels> step_loop_params(const SuiteContext& context, const std::str
   std::vector<Levels> out{training_params(context, model)};
   if (context.device.is_cuda() && context.batch_size == 0 && batch_size_for(context, model) > kLaunchBoundBatch) {
     out.push_back({{"model", model}, {"batch", std::to_string(kLaunchBoundBatch)}});
+  }
+  return out;
+}
+
+std::vector<CaseSpec> training_cases(const SuiteContext& context, const std::vector<ArmSpec>& arms,
+                                     const std::vector<CaseAxis>& axes, TrainingCaseOptions options) {
+  std::vector<CaseSpec> out;
+  for (const auto& model : models_to_run(context)) {
+    std::vector<Levels> cases = options.step_loop ? step_loop_params(context, model)
+                                                  : std::vector<Levels>{training_params(context, model, options.quick_cpu_batch)};
+    for (const auto& axis : axes) {
+      std::vector<Levels> product;
+      for (const auto& params : cases) {
+        for (const auto& value : axis.values) {
+          product.push_back(params);
+          product.back().emplace_back(axis.level, value);
+        }
+      }
+      cases = std::move(product);
+    }
+    for (auto& params : cases) out.push_back({std::move(params), arms});
   }
   return out;
 }

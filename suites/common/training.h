@@ -40,13 +40,6 @@ struct TrainingSpec {
 };
 
 std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, const TrainingSpec& spec);
-// The pre-allocation step of the PyTorch Tuning Guide (the preallocate suite's policy): one forward and
-// backward of `input` (the largest the run will see) in the model's current mode, no optimizer
-// step, gradients set to None, and the module's buffers (BatchNorm's running statistics) put back:
-// the caching allocator then holds blocks the size of that step, and the model is as it was.
-void preallocate_step(torch::nn::AnyModule& model, const torch::Tensor& input, const torch::Tensor& labels,
-                      Precision precision);
-
 // The models a suite runs: the ones asked for, else the default for the device
 // (small_cnn on CPU; resnet18 for --quick and resnet50 otherwise on CUDA).
 std::vector<std::string> models_to_run(const SuiteContext& context);
@@ -60,6 +53,22 @@ Levels training_params(const SuiteContext& context, const std::string& model, st
 // --batch-size, also batch 8, where a step's kernels are shorter than the host needs to launch
 // them (launch-bound), so host-side overheads show.
 std::vector<Levels> step_loop_params(const SuiteContext& context, const std::string& model);
+// An axis of training cases: a case level and its values (channels_last's precision, cudnn_benchmark's
+// shapes).
+struct CaseAxis {
+  std::string level;
+  std::vector<std::string> values;
+};
+struct TrainingCaseOptions {
+  std::int64_t quick_cpu_batch = 0;  // as training_params'
+  bool step_loop = false;            // step_loop_params' cases per model instead of training_params'
+};
+// The cases of a training tip, as google/benchmark's ArgsProduct makes them: per model to run, its
+// training_params (or step_loop_params) times every combination of the axes, in order (the last
+// axis varies fastest), each with the same arms. E.g. channels_last:
+//   training_cases(context, {{"nchw", ...}, {"nhwc", ...}}, {{"precision", {"fp32", "bf16"}}}, {.quick_cpu_batch = 4})
+std::vector<CaseSpec> training_cases(const SuiteContext& context, const std::vector<ArmSpec>& arms,
+                                     const std::vector<CaseAxis>& axes = {}, TrainingCaseOptions options = {});
 // The spec a training case describes (its model and batch parameters); arms then change one knob.
 TrainingSpec training_spec(const CaseSpec& c);
 // "cnn" or "vit" (from models::available_models()).

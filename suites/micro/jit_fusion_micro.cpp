@@ -7,8 +7,8 @@
 //   Name: BM_Pointwise/block:1/impl:1/rows:2048/backward:0/cuda:0
 //   block 0 gelu, 1 bias_gelu, 2 bias_dropout_residual, 3 layer_norm; impl 0 eager, 1 torchscript, 2 native
 // CUDA rows use event time (UseManualTime) and report an error row when no GPU exists.
-#include "common/pointwise.h"
-#include "common/torchscript.h"
+#include "jit_fusion/pointwise.h"
+#include "jit_fusion/torchscript.h"
 
 #include <ATen/cuda/CUDAEvent.h>
 #include <benchmark/benchmark.h>

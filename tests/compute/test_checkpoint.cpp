@@ -3,9 +3,9 @@
 // (ResNet; ViT with dropout, so the recompute must replay the same masks; autocast, so it must
 // recompute in the forward's precision). Parameters inside a segment get gradients even when the
 // segment's input does not require grad. And the point of it: fewer bytes held for backward.
-#include "common/checkpoint.h"
+#include "checkpointing/checkpoint.h"
 #include "common/device_memory.h"
-#include "common/segments.h"
+#include "checkpointing/segments.h"
 #include "tipbench/models/model.h"
 
 #include "cuda_required.h"

@@ -2,7 +2,7 @@
 // same parameters as the same steps run eagerly (ReplayMatchesEager_CUDA: SGD-momentum, and the
 // fused AdamW whose step count lives on the device, over 8 steps); off CUDA it refuses with the
 // reason instead of capturing nothing.
-#include "common/captured_step.h"
+#include "cuda_graphs/captured_step.h"
 #include "common/optimizers.h"
 #include "tipbench/models/model.h"
 

@@ -1,7 +1,7 @@
-// The determinism suite's knobs (suites/common/determinism.h): they read back as set, and under
+// The determinism suite's knobs (suites/determinism/determinism.h): they read back as set, and under
 // them two training runs from the same seed leave bit-identical parameters on the CPU. The
 // knobs are process-wide; every test puts back what it found.
-#include "common/determinism.h"
+#include "determinism/determinism.h"
 #include "tipbench/models/model.h"
 
 #include <gtest/gtest.h>

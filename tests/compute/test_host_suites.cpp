@@ -2,8 +2,8 @@
 // skips with reasons, isolation and trial environments), the conclusions their notes draw, and
 // that a real trial of an arm that sets a process-wide knob (anomaly detection, the profiler, the
 // intra-op threads, deterministic algorithms) leaves the knob as it found it.
-#include "common/determinism.h"
-#include "common/malloc_provider.h"
+#include "determinism/determinism.h"
+#include "allocator/malloc_provider.h"
 #include "suite_plan.h"
 #include "tipbench/registry.h"
 #include "tipbench/trial.h"

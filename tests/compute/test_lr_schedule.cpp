@@ -2,9 +2,9 @@
 // torch::optim::LRScheduler per parameter group; the linear scaling rule; the learnable dataset
 // and the time-to-accuracy workload (it learns, and reports its curve). The largest-batch search
 // is in test_largest_batch.cpp.
-#include "common/learnable_data.h"
-#include "common/lr_schedule.h"
-#include "common/time_to_accuracy.h"
+#include "batch_size/learnable_data.h"
+#include "batch_size/lr_schedule.h"
+#include "batch_size/time_to_accuracy.h"
 
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 // that the pre-allocated arm asks the device for no more memory while timed than the baseline.
 #include "common/input_shapes.h"
 #include "common/training.h"
+#include "preallocate/preallocate_step.h"
 #include "cuda_required.h"
 #include "suite_plan.h"
 #include "tipbench/models/model.h"

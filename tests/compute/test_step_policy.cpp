@@ -28,16 +28,15 @@ s::TrainingSpec small_spec() {
 }
 
 // Never zeroes the gradients (counting the calls): backward then adds to the last step's.
-class KeepGradients final : public s::StepPolicy {
+class KeepGradients final : public s::Policy<KeepGradients> {
  public:
   std::string name() const override { return "keep gradients"; }
-  Replaces replaces() const override { return {.zero_grad = true}; }
   void zero_grad(s::StepState&) override { ++calls; }
   int calls = 0;
 };
 
 // Records the first parameter after every step, and the loss.
-class Recorder final : public s::StepPolicy {
+class Recorder final : public s::Policy<Recorder> {
  public:
   std::string name() const override { return "recorder"; }
   void after_step(s::StepState& state, const at::Tensor& loss) override {
@@ -73,10 +72,9 @@ TEST(StepPolicy, AZeroGradHookThatKeepsGradientsChangesTheSecondUpdate) {
 }
 
 // Feeds every step a batch chosen here; records whether timing had begun.
-class ChosenBatch final : public s::StepPolicy {
+class ChosenBatch final : public s::Policy<ChosenBatch> {
  public:
   std::string name() const override { return "chosen batch"; }
-  Replaces replaces() const override { return {.inputs = true}; }
   void prepare(s::StepState& state) override {
     batch = {torch::zeros({state.spec().batch_size, 3, state.image_size(), state.image_size()}),
              torch::full({state.spec().batch_size}, 3, torch::kLong)};
@@ -125,13 +123,27 @@ TEST(StepPolicy, TwoPoliciesReplacingOneHookAreRefusedNamingBoth) {
   spec.policies = {std::make_shared<ChosenBatch>(), std::make_shared<s::InputShapesPolicy>(s::InputShapes::varying)};
   EXPECT_TRUE(contains(refusal(spec), "'chosen batch' and 'input shapes varying' both replace inputs"))
       << refusal(spec);
-  // Fixed shapes replace nothing: no conflict.
+  // An input-shapes policy takes the inputs hook whatever its schedule (fixed feeds the default batch).
   spec.policies = {std::make_shared<ChosenBatch>(), std::make_shared<s::InputShapesPolicy>(s::InputShapes::fixed)};
-  EXPECT_EQ(refusal(spec), "");
+  EXPECT_TRUE(contains(refusal(spec), "both replace inputs")) << refusal(spec);
+}
+
+// What a policy replaces is what it overrides, found at compile time: nothing to declare, so
+// nothing to forget.
+TEST(StepPolicy, APolicyReplacesExactlyTheHooksItOverrides) {
+  const auto keep = KeepGradients().replaces();
+  EXPECT_TRUE(keep.zero_grad);
+  EXPECT_FALSE(keep.inputs || keep.micro_batches || keep.run_step);
+  const auto chosen = ChosenBatch().replaces();
+  EXPECT_TRUE(chosen.inputs);
+  EXPECT_FALSE(chosen.zero_grad || chosen.micro_batches || chosen.run_step);
+  const auto recorder = Recorder().replaces();  // after_step is not a replace-hook
+  EXPECT_FALSE(recorder.inputs || recorder.zero_grad || recorder.micro_batches || recorder.run_step);
+  static_assert(!std::is_constructible_v<s::StepPolicy>, "a policy derives from Policy<Self>");
 }
 
 // What a graph capture asks before capturing, as the cuda_graphs suite's policy does.
-class CaptureProbe final : public s::StepPolicy {
+class CaptureProbe final : public s::Policy<CaptureProbe> {
  public:
   std::string name() const override { return "capture probe"; }
   void prepare(s::StepState& state) override {

@@ -3,7 +3,7 @@
 // block's modules), and on a GPU that the branches on two side streams give the same loss and
 // gradients as on one stream, bit for bit, and that both arms train through the harness.
 #include "common/autocast.h"
-#include "common/determinism.h"
+#include "determinism/determinism.h"
 #include "cuda_required.h"
 #include "streams/parallel_vit.h"
 #include "suite_plan.h"

@@ -88,6 +88,24 @@ std::optional<std::string> torchscript_unavailable_reason() {
   return reason;
 }
 
+#if TIPBENCH_HAVE_TORCHSCRIPT
+namespace {
+
+// The fusion probe run once on `device`, as a phrase: "NNC fused the probe (N ops)", "the probe
+// ran unfused", or "the probe raised: <its first line>".
+std::string probe_fusion(const c10::Device& device) {
+  try {
+    ScriptFunction probe(kProbeSource, "f");
+    const FusionReport r = probe.warm_up({torch::randn({64, 64}, torch::TensorOptions().device(device))});
+    return r.fused() ? "NNC fused the probe (" + std::to_string(r.fused_ops) + " ops)" : "the probe ran unfused";
+  } catch (const std::exception& e) {
+    return "the probe raised: " + first_line(e.what());
+  }
+}
+
+}  // namespace
+#endif
+
 std::string gpu_fusion_diagnosis(const c10::Device& device) {
 #if TIPBENCH_HAVE_TORCHSCRIPT
   static std::mutex mutex;
@@ -96,18 +114,9 @@ std::string gpu_fusion_diagnosis(const c10::Device& device) {
   auto [it, inserted] = by_device.try_emplace(device.str());
   if (!inserted) return it->second;
   if (auto why = torchscript_unavailable_reason()) return it->second = *why;
-  std::string probe_outcome;
-  try {
-    ScriptFunction probe(kProbeSource, "f");
-    const FusionReport r = probe.warm_up({torch::randn({64, 64}, torch::TensorOptions().device(device))});
-    probe_outcome = r.fused() ? "without grad NNC fused the probe on " + device.str() + " (" +
-                                    std::to_string(r.fused_ops) + " ops)"
-                              : "without grad the probe ran unfused on " + device.str() + " too";
-  } catch (const std::exception& e) {
-    probe_outcome = "the no-grad probe raised: " + first_line(e.what());
-  }
   return it->second = "TorchScript's profiling executor runs no fuser inside a differentiable graph, so a step "
-                      "whose inputs require grad runs unfused; " + probe_outcome;
+                      "whose inputs require grad runs unfused; without grad on " + device.str() + ", " +
+                      probe_fusion(device);
 #else
   (void)device;
   return *torchscript_unavailable_reason();
@@ -123,15 +132,7 @@ std::string cpu_fusion_diagnosis() {
                                   : "TorchScript leaves CPU fusion off by default (canFuseOnCPU() is false)";
     if (default_on) return head;
     jit::overrideCanFuseOnCPU(true);
-    std::string tail;
-    try {
-      ScriptFunction probe(kProbeSource, "f");
-      const FusionReport r = probe.warm_up({torch::randn({64, 64})});
-      tail = r.fused() ? "; forced on, NNC fused the probe (" + std::to_string(r.fused_ops) + " ops)"
-                       : "; forced on, the probe still ran unfused";
-    } catch (const std::exception& e) {
-      tail = "; forcing it on raised: " + first_line(e.what());
-    }
+    const std::string tail = "; forced on, " + probe_fusion(torch::Device(torch::kCPU));
     jit::overrideCanFuseOnCPU(false);
     return head + tail;
 #else

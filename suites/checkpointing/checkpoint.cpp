@@ -1,6 +1,6 @@
 #include "checkpoint.h"
 
-#include "autocast.h"
+#include "common/autocast.h"
 
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
