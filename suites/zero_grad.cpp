@@ -13,6 +13,7 @@ class FillWithZeros final : public Policy<FillWithZeros> {
  public:
   std::string name() const override { return "zero_grad(set_to_none=false)"; }
   void zero_grad(StepState& state) override { state.optimizer().zero_grad(/*set_to_none=*/false); }
+  nlohmann::json info(const StepState&) const override { return {{"set_to_none", false}}; }
 };
 
 }  // namespace

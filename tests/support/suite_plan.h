@@ -22,6 +22,24 @@ inline SuiteContext cpu_context(bool quick) {
   return c;
 }
 
+// A quick context on a CUDA device, for planning only (nothing runs): what a suite skips or
+// isolates there.
+inline SuiteContext cuda_context() {
+  SuiteContext c = cpu_context(true);
+  c.device = c10::Device(c10::kCUDA);
+  return c;
+}
+
+// A measured arm for a suite's notes: its median step time, and the throughput of one sample per step.
+inline ArmResult arm_with_step_ms(const std::string& name, double step_ms, bool baseline = false) {
+  ArmResult a;
+  a.arm = name;
+  a.baseline = baseline;
+  a.step_time_ms.median = step_ms;
+  a.throughput_samples_per_s.median = 1000.0 / step_ms;
+  return a;
+}
+
 inline const Suite& suite_named(const std::string& name) {
   const auto* s = find_suite(name);
   if (!s) throw std::runtime_error("suite not registered: " + name);

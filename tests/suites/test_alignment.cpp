@@ -1,5 +1,5 @@
-// What amp, channels_last, tf32 and alignment plan on a CPU (cases, arms, skips with reasons),
-// the arm each builds (precision, layout, widths, batch), and the alignment note's fair ratio.
+// The alignment suite (suites/alignment.cpp): what it plans on a CPU (cases, arms, skips with reasons)
+// and what it concludes.
 #include "suite_plan.h"
 #include "tipbench/registry.h"
 #include "tipbench/summary.h"
@@ -16,60 +16,6 @@ using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
 using tipbench::ArmResult;
 using tipbench::CaseSpec;
-
-TEST(AmpSuite, CpuPlanRunsBf16AndExplainsWhatItSkips) {
-  const auto& s = suite_named("amp");
-  const auto context = cpu_context(true);
-  const auto cases = s.cases(context);
-  ASSERT_EQ(cases.size(), 2u);
-  EXPECT_EQ(tipbench::case_name("amp", cases[0]), "amp/model:small_cnn/batch:4");
-  EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"fp32", "bf16", "fp16"}));
-  EXPECT_FALSE(s.skip_reason(context, cases[0], cases[0].arms[0]));
-  EXPECT_FALSE(s.skip_reason(context, cases[0], cases[0].arms[1]));
-  // fp16 on the CPU: runs if this LibTorch's CPU kernels take it, else the reason says fp16.
-  if (auto why = s.skip_reason(context, cases[0], cases[0].arms[2])) EXPECT_TRUE(contains(*why, "fp16")) << *why;
-  EXPECT_EQ(tipbench::level(cases[1].params, "batch"), "largest");
-  const auto why = s.skip_reason(context, cases[1], cases[1].arms[0]);
-  ASSERT_TRUE(why);
-  EXPECT_TRUE(contains(*why, "CUDA")) << *why;
-}
-
-TEST(AmpSuite, Bf16ArmTrainsUnderAutocastAndRecordsIt) {
-  const auto& s = suite_named("amp");
-  const auto context = cpu_context(true);
-  const auto c = s.cases(context)[0];
-  auto workload = s.prepare(context, c, c.arms[1], {});
-  workload->step();
-  EXPECT_EQ(workload->info().at("precision"), "bf16");
-  EXPECT_TRUE(workload->metrics().empty());  // no loss scaler: nothing skipped to count
-}
-
-TEST(ChannelsLastSuite, CnnsInTwoPrecisionsViTsSkippedWithTheReason) {
-  const auto& s = suite_named("channels_last");
-  auto context = cpu_context(true);
-  context.models = {"small_cnn", "vit_ti_16"};
-  const auto cases = s.cases(context);
-  ASSERT_EQ(cases.size(), 4u);
-  EXPECT_EQ(tipbench::case_name("channels_last", cases[1]), "channels_last/model:small_cnn/batch:4/precision:bf16");
-  EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"nchw", "nhwc"}));
-  EXPECT_FALSE(s.skip_reason(context, cases[0], cases[0].arms[1]));
-  const auto why = s.skip_reason(context, cases[2], cases[2].arms[0]);
-  ASSERT_TRUE(why);
-  EXPECT_TRUE(contains(*why, "patch projection")) << *why;
-  auto workload = s.prepare(context, cases[0], cases[0].arms[1], {});
-  EXPECT_EQ(workload->info().at("channels_last"), true);
-}
-
-TEST(Tf32Suite, SkippedOffCudaWithTheReason) {
-  const auto& s = suite_named("tf32");
-  const auto context = cpu_context(true);
-  const auto cases = s.cases(context);
-  ASSERT_FALSE(cases.empty());
-  EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"ieee", "tf32"}));
-  const auto why = s.skip_reason(context, cases[0], cases[0].arms[1]);
-  ASSERT_TRUE(why);
-  EXPECT_TRUE(contains(*why, "cpu")) << *why;
-}
 
 TEST(AlignmentSuite, CpuPlanComparesWidthsAndBatchOneOffTheMultipleOfEight) {
   const auto& s = suite_named("alignment");

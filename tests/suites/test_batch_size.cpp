@@ -1,6 +1,5 @@
-// What jit_fusion, checkpointing and batch_size plan on a CPU (cases, arms, skips with reasons),
-// and the conclusions their notes draw from a result: where throughput stops growing, seeds and
-// epochs to the target accuracy.
+// The batch_size suite (suites/batch_size.cpp): what it plans on a CPU (cases, arms, skips with reasons)
+// and what it concludes.
 #include "suite_plan.h"
 #include "tipbench/registry.h"
 #include "tipbench/summary.h"
@@ -19,50 +18,6 @@ using tipbench::ArmResult;
 using tipbench::ArmStatus;
 using tipbench::CaseResult;
 using tipbench::CaseSpec;
-
-TEST(JitFusionSuite, QuickCpuPlan) {
-  const auto& s = suite_named("jit_fusion");
-  const auto cases = s.cases(cpu_context(true));
-  ASSERT_EQ(cases.size(), 2u);
-  EXPECT_EQ(tipbench::case_name("jit_fusion", cases[0]), "jit_fusion/block:bias_gelu/shape:256x3072");
-  EXPECT_EQ(tipbench::case_name("jit_fusion", cases[1]),
-            "jit_fusion/block:vit_mlp/model:vit_ti_16/batch:8/image:32/layers:2");
-  for (const auto& c : cases) {
-    EXPECT_EQ(arm_names(c), (std::vector<std::string>{"eager", "torchscript", "native"}));
-    EXPECT_FALSE(s.skip_reason(cpu_context(true), c, c.arms[0]));
-  }
-  const auto full = s.cases(cpu_context(false));
-  EXPECT_EQ(full.size(), 5u);  // four pointwise blocks and the ViT MLP
-  const auto& bdr = full[2];
-  ASSERT_EQ(tipbench::level(bdr.params, "block"), "bias_dropout_residual");
-  const auto why = s.skip_reason(cpu_context(false), bdr, bdr.arms[2]);
-  ASSERT_TRUE(why);
-  EXPECT_TRUE(contains(*why, "no fused")) << *why;
-}
-
-TEST(JitFusionSuite, MacroCaseNeedsAViT) {
-  auto context = cpu_context(true);
-  context.models = {"resnet18"};
-  const auto& s = suite_named("jit_fusion");
-  const auto cases = s.cases(context);
-  const auto& macro = cases.back();
-  const auto why = s.skip_reason(context, macro, macro.arms[0]);
-  ASSERT_TRUE(why);
-  EXPECT_TRUE(contains(*why, "ViT")) << *why;
-}
-
-TEST(CheckpointingSuite, CpuPlanSkipsTheLargestBatchSearchWithTheReason) {
-  const auto& s = suite_named("checkpointing");
-  const auto quick = s.cases(cpu_context(true));
-  ASSERT_EQ(quick.size(), 2u);
-  EXPECT_EQ(arm_names(quick[0]), (std::vector<std::string>{"off", "per_stage"}));
-  EXPECT_EQ(arm_names(s.cases(cpu_context(false))[0]), (std::vector<std::string>{"off", "per_stage", "every_2"}));
-  EXPECT_FALSE(s.skip_reason(cpu_context(true), quick[0], quick[0].arms[1]));
-  const auto why = s.skip_reason(cpu_context(true), quick[1], quick[1].arms[0]);
-  ASSERT_TRUE(why);
-  EXPECT_TRUE(contains(*why, "CUDA")) << *why;
-  EXPECT_EQ(tipbench::level(quick[1].params, "batch"), "largest");
-}
 
 TEST(BatchSizeSuite, QuickCpuPlan) {
   const auto& s = suite_named("batch_size");
