@@ -60,8 +60,7 @@ class Alignment final : public Suite {
     return "sizes in multiples of 8 (default) vs one off: ViT widths (head dim 64 vs 63) and CNN batch (b vs b-1)";
   }
   std::optional<SourceClaim> source_claim() const override {
-    return SourceClaim{"001-003",
-                       "sizes in multiples of 8 for Tensor Cores (pad channels, hidden sizes, batch)"};
+    return SourceClaim{"001-003", "sizes in multiples of 8 for Tensor Cores (pad channels, hidden sizes, batch)"};
   }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
@@ -75,8 +74,9 @@ class Alignment final : public Suite {
         out.push_back({params, {{"aligned", {{"widths", "aligned"}}}, {"unaligned", {{"widths", "unaligned"}}}}});
       } else {
         const std::int64_t b = batch_size_for(context, model);
-        out.push_back({{{"model", model}, {"size", "batch"}},
-                       {{"aligned", {{"batch", std::to_string(b)}}}, {"unaligned", {{"batch", std::to_string(b - 1)}}}}});
+        out.push_back(
+            {{{"model", model}, {"size", "batch"}},
+             {{"aligned", {{"batch", std::to_string(b)}}}, {"unaligned", {{"batch", std::to_string(b - 1)}}}}});
       }
     }
     return out;
@@ -89,8 +89,8 @@ class Alignment final : public Suite {
     return std::nullopt;
   }
 
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     const auto& model = level(c.params, "model");
     if (level(c.params, "size") == "batch") {
       return make_training_workload(context, {.model = model, .batch_size = level_int(arm.levels, "batch")});
@@ -122,8 +122,8 @@ class Alignment final : public Suite {
           "{}: per parameter of model size (throughput x parameters), unaligned vs aligned x{:.2f} "
           "({} vs {} parameters; hidden/MLP {}/{} vs {}/{})",
           c.name, work_rate(unaligned) / work_rate(aligned), unaligned.info.value("parameters", 0),
-          aligned.info.value("parameters", 0), unaligned.info.value("hidden_dim", 0), unaligned.info.value("mlp_dim", 0),
-          aligned.info.value("hidden_dim", 0), aligned.info.value("mlp_dim", 0)));
+          aligned.info.value("parameters", 0), unaligned.info.value("hidden_dim", 0),
+          unaligned.info.value("mlp_dim", 0), aligned.info.value("hidden_dim", 0), aligned.info.value("mlp_dim", 0)));
     }
     return out;
   }

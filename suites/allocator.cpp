@@ -142,7 +142,8 @@ class Allocator final : public Suite {
     }
     if (!context.quick) {
       const int workers = data::available_cores();
-      out.push_back({{{"workload", "loader"}, {"batch", std::to_string(loader_batch(context))},
+      out.push_back({{{"workload", "loader"},
+                      {"batch", std::to_string(loader_batch(context))},
                       {"workers", std::to_string(workers)}},
                      arms});
     }
@@ -158,11 +159,11 @@ class Allocator final : public Suite {
   void prepare_run(const SuiteContext& context) const override {
     if (!context.quick) cached_dataset(context, name());
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     const MallocProvider provider = check_provider(arm.name);
-    nlohmann::json info = {{"allocator", arm.name}, {"allocator_library", provider.library},
-                           {"allocator_version", provider.version}};
+    nlohmann::json info = {
+        {"allocator", arm.name}, {"allocator_library", provider.library}, {"allocator_version", provider.version}};
     if (level(c.params, "workload") == "training") {
       return with_info(make_training_workload(context, training_spec(c)), std::move(info));
     }

@@ -70,8 +70,8 @@ class Amp final : public Suite {
 
   void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
 
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
     return make_at(context, c, arm, level_int(c.params, "batch"));
   }

@@ -94,9 +94,9 @@ std::string sweep_note(const CaseResult& c, const MeasureSettings& settings) {
   for (std::size_t i = 1; i < ok.size(); ++i) {
     const auto k = compare_arms(*ok[i], *ok[i - 1], trial_throughput(), settings);
     if (!k) return fmt::format("{}: fewer than {} paired blocks; no growth to judge", c.name, kMinPairedBlocks);
-    last = fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", ok[i]->arm, ok[i - 1]->arm,
-                       k->estimate.ratio, k->estimate.ci_low, k->estimate.ci_high, stats::to_string(k->verdict),
-                       k->noisy ? " [noisy]" : "");
+    last =
+        fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", ok[i]->arm, ok[i - 1]->arm, k->estimate.ratio,
+                    k->estimate.ci_low, k->estimate.ci_high, stats::to_string(k->verdict), k->noisy ? " [noisy]" : "");
     if (k->verdict != stats::Verdict::faster) {
       return fmt::format("{}: throughput stops growing at batch {} ({})", c.name, level(ok[i - 1]->levels, "batch"),
                          last);
@@ -116,8 +116,8 @@ std::vector<std::string> time_to_accuracy_notes(const CaseResult& c) {
     const double target = arm.info.value("target_accuracy", 0.0);
     std::size_t reached = 0;
     for (const auto& t : arm.trials) reached += t.metrics.count("epochs_to_target");
-    std::string line = fmt::format("{} arm {}: target accuracy {:.2f} reached in {}/{} seeds", c.name, arm.arm,
-                                   target, reached, arm.trials.size());
+    std::string line = fmt::format("{} arm {}: target accuracy {:.2f} reached in {}/{} seeds", c.name, arm.arm, target,
+                                   reached, arm.trials.size());
     if (reached > 0) {
       line += summary_text(arm.metrics.at("epochs_to_target"), "; epochs {:.0f} (p10 {:.0f}, p90 {:.0f})");
       line += summary_text(arm.metrics.at("seconds_to_target"), "; seconds {:.2f} (p10 {:.2f}, p90 {:.2f})");
@@ -162,14 +162,17 @@ class BatchSize final : public Suite {
       const std::string large_lr = fmt::format("{:g}", linear_scaled_lr(r.small_lr, large, r.small_batch));
       const std::string warmup = fmt::format("{:g}", r.warmup_epochs);
       CaseSpec tta{{{"model", model}, {"experiment", "time_to_accuracy"}},
-                   {{"small", {{"batch", std::to_string(r.small_batch)}, {"lr", fmt::format("{:g}", r.small_lr)},
-                               {"warmup_epochs", "0"}}}}};
+                   {{"small",
+                     {{"batch", std::to_string(r.small_batch)},
+                      {"lr", fmt::format("{:g}", r.small_lr)},
+                      {"warmup_epochs", "0"}}}}};
       // --quick: the tip as stated (large batch, scaled LR, warm-up) only; each arm of this
       // experiment costs a quick CPU run ~12 s, a third of the time the other suites take together.
       if (!context.quick) {
         tta.arms.push_back({"large", {{"batch", std::to_string(large)}, {"lr", large_lr}, {"warmup_epochs", "0"}}});
       }
-      tta.arms.push_back({"large_warmup", {{"batch", std::to_string(large)}, {"lr", large_lr}, {"warmup_epochs", warmup}}});
+      tta.arms.push_back(
+          {"large_warmup", {{"batch", std::to_string(large)}, {"lr", large_lr}, {"warmup_epochs", warmup}}});
       out.push_back(std::move(tta));
     }
     return out;
@@ -196,18 +199,18 @@ class BatchSize final : public Suite {
     auto it = largest_.find(level(c.params, "model"));
     const std::int64_t batch = level_int(arm.levels, "batch");
     if (it == largest_.end() || batch <= it->second) return std::nullopt;
-    return fmt::format("batch {} does not fit in GPU memory: the largest that fits is {} (out-of-memory search "
-                       "before the run)", batch, it->second);
+    return fmt::format(
+        "batch {} does not fit in GPU memory: the largest that fits is {} (out-of-memory search "
+        "before the run)",
+        batch, it->second);
   }
 
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo& trial) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo& trial) const override {
     const auto& model = level(c.params, "model");
     if (level(c.params, "experiment") == "sweep") {
-      return make_training_workload(context,
-                                    TrainingSpec{.model = model,
-                                                 .batch_size = level_int(arm.levels, "batch"),
-                                                 .model_options = {}});
+      return make_training_workload(
+          context, TrainingSpec{.model = model, .batch_size = level_int(arm.levels, "batch"), .model_options = {}});
     }
     const Recipe r = recipe_for(context, model);
     TimeToAccuracySpec spec;

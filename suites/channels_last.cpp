@@ -26,7 +26,8 @@ class ChannelsLast final : public Suite {
     return SourceClaim{"001, 002", "NHWC suits Tensor Cores"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    return training_cases(context, {{"nchw", {{"memory_format", "nchw"}}}, {"nhwc", {{"memory_format", "channels_last"}}}},
+    return training_cases(context,
+                          {{"nchw", {{"memory_format", "nchw"}}}, {"nhwc", {{"memory_format", "channels_last"}}}},
                           {{"precision", {precision_name(Precision::fp32), precision_name(Precision::bf16)}}},
                           {.quick_cpu_batch = kQuickCpuBatch});
   }
@@ -34,13 +35,14 @@ class ChannelsLast final : public Suite {
                                          const ArmSpec&) const override {
     const auto& model = level(c.params, "model");
     if (model_family(model) != "cnn") {
-      return model + " is a ViT: its only convolution is the patch projection, so the memory format has "
-                     "nothing to change; channels_last applies to CNNs";
+      return model +
+             " is a ViT: its only convolution is the patch projection, so the memory format has "
+             "nothing to change; channels_last applies to CNNs";
     }
     return precision_unsupported_reason(context.device, parse_precision(level(c.params, "precision")));
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.precision = parse_precision(level(c.params, "precision"));
     spec.model_options.channels_last = level(arm.levels, "memory_format") == "channels_last";

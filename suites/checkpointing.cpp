@@ -41,8 +41,8 @@ class CheckpointedTraining final : public Workload {
     net_.module().to(device_);
     net_.module().train();
     parameters_ = models::count_parameters(net_.module());
-    optimizer_ = std::make_unique<torch::optim::SGD>(net_.module().parameters(),
-                                                     torch::optim::SGDOptions(0.01).momentum(0.9));
+    optimizer_ =
+        std::make_unique<torch::optim::SGD>(net_.module().parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
     const auto options = torch::TensorOptions().device(device_);
     images_ = torch::randn({batch, 3, image_size_, image_size_}, options);
     labels_ = torch::randint(models::resolved_num_classes(model, {}), {batch}, options.dtype(torch::kLong));
@@ -68,12 +68,9 @@ class CheckpointedTraining final : public Workload {
   std::int64_t samples_per_step() const override { return batch_; }
 
   nlohmann::json info() const override {
-    return {{"model", model_name_},
-            {"parameters", parameters_},
-            {"batch_size", batch_},
-            {"image_size", image_size_},
-            {"checkpoint", policy_.name()},
-            {"units_per_segment", net_.units_per_segment()}};
+    return {{"model", model_name_},         {"parameters", parameters_},
+            {"batch_size", batch_},         {"image_size", image_size_},
+            {"checkpoint", policy_.name()}, {"units_per_segment", net_.units_per_segment()}};
   }
 
   std::map<std::string, double> metrics() const override {
@@ -139,8 +136,8 @@ class Checkpointing final : public Suite {
 
   void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
 
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
     return make_at(context, c, arm, level_int(c.params, "batch"));
   }

@@ -19,16 +19,15 @@ class ConvBias final : public Suite {
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     return training_cases(context, {{"bias", {{"conv_bias", "on"}}}, {"no_bias", {{"conv_bias", "off"}}}});
   }
-  std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c,
-                                         const ArmSpec&) const override {
+  std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec&) const override {
     const auto& model = level(c.params, "model");
     if (model_family(model) != "cnn") {
       return model + " has no convolution followed by BatchNorm; conv_bias applies to CNNs";
     }
     return std::nullopt;
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.model_options.conv_bias_before_bn = level(arm.levels, "conv_bias") == "on";
     return make_training_workload(context, spec);

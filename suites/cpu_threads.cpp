@@ -46,8 +46,7 @@ std::string best_count_note(const CaseResult& c) {
   for (const auto& cmp : c.comparisons) {
     if (cmp.treatment == best->arm && cmp.metric == "throughput_samples_per_s") {
       text += fmt::format(", x{:.2f} [{:.2f}, {:.2f}] the default's {} threads ({})", cmp.estimate.ratio,
-                          cmp.estimate.ci_low, cmp.estimate.ci_high, threads(c.arms[0]),
-                          stats::to_string(cmp.verdict));
+                          cmp.estimate.ci_low, cmp.estimate.ci_high, threads(c.arms[0]), stats::to_string(cmp.verdict));
     }
   }
   return text;
@@ -76,8 +75,8 @@ class CpuThreads final : public Suite {
     if (context.device.is_cpu()) return std::nullopt;
     return "the intra-op threads run CPU kernels; this run's training step runs on " + context.device.str();
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     const int before = at::get_num_threads();
     const auto& threads = level(arm.levels, "threads");
     if (threads != kDefault) at::set_num_threads(std::stoi(threads));

@@ -25,8 +25,9 @@ class CaptureStep final : public Policy<CaptureStep> {
       throw std::invalid_argument("a training step captured as a CUDA graph cannot " + *why);
     }
     const StepInputs fixed = state.fixed_inputs();
-    graph_.emplace(state.device(), [&state, fixed] { state.eager_step(fixed); }, 3,
-                   [&state] { state.optimizer().zero_grad(/*set_to_none=*/true); });
+    graph_.emplace(
+        state.device(), [&state, fixed] { state.eager_step(fixed); }, 3,
+        [&state] { state.optimizer().zero_grad(/*set_to_none=*/true); });
   }
   at::Tensor run_step(StepState&) override {
     graph_->replay();
@@ -53,12 +54,12 @@ class CudaGraphs final : public Suite {
                           {.step_loop = true});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
-                                          const ArmSpec&) const override {
+                                         const ArmSpec&) const override {
     if (auto why = cuda_graph_unavailable(context.device)) return why;
     return precision_unsupported_reason(context.device, parse_precision(level(c.params, "precision")));
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.precision = parse_precision(level(c.params, "precision"));
     if (level(arm.levels, "cuda_graph") == "on") spec.policies.push_back(std::make_shared<CaptureStep>());

@@ -21,22 +21,22 @@ class CudnnBenchmark final : public Suite {
   }
   Isolation isolation(const SuiteContext&) const override { return Isolation::fresh_process; }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    return training_cases(context, {{"off", {{"cudnn_benchmark", "off"}}}, {"on", {{"cudnn_benchmark", "on"}}}},
-                          {{"shapes", {input_shapes_name(InputShapes::fixed), input_shapes_name(InputShapes::varying)}}});
+    return training_cases(
+        context, {{"off", {{"cudnn_benchmark", "off"}}}, {"on", {{"cudnn_benchmark", "on"}}}},
+        {{"shapes", {input_shapes_name(InputShapes::fixed), input_shapes_name(InputShapes::varying)}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {
     if (!context.device.is_cuda()) {
-      return "cudnn.benchmark tunes cuDNN convolutions on a CUDA device; this run is on " +
-             context.device.str();
+      return "cudnn.benchmark tunes cuDNN convolutions on a CUDA device; this run is on " + context.device.str();
     }
     if (!at::globalContext().hasCuDNN()) return "this LibTorch build has no cuDNN";
     const auto& model = level(c.params, "model");
     if (model_family(model) != "cnn") return model + " is not a CNN; cudnn.benchmark tunes convolutions";
     return std::nullopt;
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     at::globalContext().setBenchmarkCuDNN(level(arm.levels, "cudnn_benchmark") == "on");
     TrainingSpec spec = training_spec(c);
     if (level(c.params, "shapes") == "varying") {

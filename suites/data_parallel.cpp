@@ -63,8 +63,9 @@ double metric_median(const ArmResult& a, const std::string& key) {
 const SuiteOption kBucketMbOption{.name = "bucket-mb",
                                   .type = OptionType::number,
                                   .default_value = "25",
-                                  .help = "gradient bucket size in MB, DDP's bucket_cap_mb; the default 25 is DDP's "
-                                          "default: 25 MB after a first bucket of 1 MB",
+                                  .help =
+                                      "gradient bucket size in MB, DDP's bucket_cap_mb; the default 25 is DDP's "
+                                      "default: 25 MB after a first bucket of 1 MB",
                                   .min = 0.001,
                                   .max = 4096};
 
@@ -89,12 +90,13 @@ class DataParallel final : public Suite {
     // batch: per device. world_size: the devices an arm trains on, so a report can draw the scaling curve.
     const std::string ranks = std::to_string(world_size());
     const std::string gpus = std::to_string(context.device.is_cuda() ? torch::cuda::device_count() : 0);
-    return training_cases(context,
-                          {{"single", {{"mode", "single"}, {"world_size", "1"}}},
-                           {"dp", {{"mode", "data_parallel"}, {"world_size", gpus}}},
-                           {"ddp", {{"mode", "ddp"}, {"overlap", "true"}, {"world_size", ranks}}},
-                           {"ddp_no_overlap", {{"mode", "ddp"}, {"overlap", "false"}, {"world_size", ranks}}}},
-                          {{"ranks", {ranks}}, {"bucket_mb", {fmt::format("{:g}", kBucketMbOption.number(context.options))}}});
+    return training_cases(
+        context,
+        {{"single", {{"mode", "single"}, {"world_size", "1"}}},
+         {"dp", {{"mode", "data_parallel"}, {"world_size", gpus}}},
+         {"ddp", {{"mode", "ddp"}, {"overlap", "true"}, {"world_size", ranks}}},
+         {"ddp_no_overlap", {{"mode", "ddp"}, {"overlap", "false"}, {"world_size", ranks}}}},
+        {{"ranks", {ranks}}, {"bucket_mb", {fmt::format("{:g}", kBucketMbOption.number(context.options))}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec& arm) const override {
@@ -104,8 +106,8 @@ class DataParallel final : public Suite {
     if (gpus < 2) return fmt::format("DataParallel needs at least 2 GPUs; {} visible", gpus);
     return std::nullopt;
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo& trial) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo& trial) const override {
     TrainingSpec spec = training_spec(c);
     const std::string mode = level(arm.levels, "mode");
     if (mode == "single") return make_training_workload(context, spec);
@@ -114,11 +116,10 @@ class DataParallel final : public Suite {
     // 1 MB); another size applies to every bucket, as DDP's bucket_cap_mb does.
     const double bucket_mb = kBucketMbOption.number(context.options);
     const bool ddp_default = bucket_mb == std::stod(kBucketMbOption.default_value);
-    distributed::DdpSpec ddp{
-        .training = spec,
-        .ddp = {.overlap = level(arm.levels, "overlap") == "true",
-                .bucket_mb = ddp_default ? std::nullopt : std::optional<double>(bucket_mb)},
-        .trial = trial};
+    distributed::DdpSpec ddp{.training = spec,
+                             .ddp = {.overlap = level(arm.levels, "overlap") == "true",
+                                     .bucket_mb = ddp_default ? std::nullopt : std::optional<double>(bucket_mb)},
+                             .trial = trial};
     return distributed::make_ddp_workload(context, c, arm, ddp);
   }
   // Scaling efficiency = throughput(N ranks) / (N x throughput(single)), from the paired
@@ -141,22 +142,22 @@ class DataParallel final : public Suite {
                             k->estimate.ci_high / n)
               : fmt::format("{:.2f} (ratio of medians; too few blocks for an interval)",
                             a->throughput_samples_per_s.median / single->throughput_samples_per_s.median / n);
-        out.push_back(fmt::format(
-            "{} {}: scaling efficiency {} over {} rank(s); exposed communication {:.1f}% of the step on "
-            "rank 0 (worst rank {:.1f}%)",
-            c.name, arm, efficiency, n, 100 * metric_median(*a, "comm_share"),
-            100 * metric_median(*a, "comm_share_max")));
+        out.push_back(
+            fmt::format("{} {}: scaling efficiency {} over {} rank(s); exposed communication {:.1f}% of the step on "
+                        "rank 0 (worst rank {:.1f}%)",
+                        c.name, arm, efficiency, n, 100 * metric_median(*a, "comm_share"),
+                        100 * metric_median(*a, "comm_share_max")));
       }
       const auto* with = find_arm(c, "ddp");
       const auto* without = find_arm(c, "ddp_no_overlap");
       if (with && without && with->status == ArmStatus::ok && without->status == ArmStatus::ok &&
           without->throughput_samples_per_s.median > 0) {
         const int buckets = with->info.value("buckets", 0);
-        out.push_back(fmt::format(
-            "{}: overlapping the all-reduce with backward changed throughput by {} ({} bucket(s) of "
-            "<= {} MB{})",
-            c.name, overlap_effect(*with, *without, settings), buckets, level(c.params, "bucket_mb"),
-            buckets <= 1 ? "; one bucket cannot overlap: try a smaller --bucket-mb" : ""));
+        out.push_back(
+            fmt::format("{}: overlapping the all-reduce with backward changed throughput by {} ({} bucket(s) of "
+                        "<= {} MB{})",
+                        c.name, overlap_effect(*with, *without, settings), buckets, level(c.params, "bucket_mb"),
+                        buckets <= 1 ? "; one bucket cannot overlap: try a smaller --bucket-mb" : ""));
       }
       if (n == 1) out.push_back(c.name + ": world size 1: the ddp arms measure the machinery's overhead only");
     }

@@ -116,9 +116,7 @@ class DataLoader final : public Suite {
   }
   // The ladder case: images/s per rung against the model's consumption.
   ChartKind chart() const override { return ChartKind::pipeline_ladder; }
-  std::vector<SuiteOption> options() const override {
-    return {kDataOption, kLoaderOnlyOption, kCorruptPolicyOption};
-  }
+  std::vector<SuiteOption> options() const override { return {kDataOption, kLoaderOnlyOption, kCorruptPolicyOption}; }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<ArmSpec> grid;
@@ -163,7 +161,7 @@ class DataLoader final : public Suite {
   }
 
   void prepare_run(const SuiteContext& context) const override {
-    corrupt_policy(context);  // a bad name is an input error before anything runs
+    corrupt_policy(context);                          // a bad name is an input error before anything runs
     if (kDataOption.text(context.options).empty()) {  // the cache's dataset: made, or completed, on first use
       cached_dataset(context, name());
       return;
@@ -171,20 +169,22 @@ class DataLoader final : public Suite {
     const std::string dir = dataset_dir(context);
     const auto check = data::check_dataset(dir);
     if (!check.dir_exists) {
-      throw InputError(fmt::format("--data {}: no such directory. Make a dataset there with: tipbench data make --out {}",
-                                   dir, dir));
+      throw InputError(fmt::format(
+          "--data {}: no such directory. Make a dataset there with: tipbench data make --out {}", dir, dir));
     }
     if (!check.manifest) {
-      throw InputError(fmt::format("--data {}: not a complete dataset ({}). Make or complete it with: tipbench data "
-                                   "make --out {} (with the flags it was made with)",
-                                   dir, check.manifest_error, dir));
+      throw InputError(
+          fmt::format("--data {}: not a complete dataset ({}). Make or complete it with: tipbench data "
+                      "make --out {} (with the flags it was made with)",
+                      dir, check.manifest_error, dir));
     }
     for (const auto& c : cases(context)) {
       const auto batch = level_int(c.params, "batch");
       if (check.manifest->spec.images < batch) {
-        throw InputError(fmt::format("--data {}: {} images, fewer than one batch of {}; make a larger dataset "
-                                     "(tipbench data make --images N) or pass a smaller --batch-size",
-                                     dir, check.manifest->spec.images, batch));
+        throw InputError(
+            fmt::format("--data {}: {} images, fewer than one batch of {}; make a larger dataset "
+                        "(tipbench data make --images N) or pass a smaller --batch-size",
+                        dir, check.manifest->spec.images, batch));
       }
     }
     if (!check.absent.empty()) {
@@ -196,8 +196,8 @@ class DataLoader final : public Suite {
     }
   }
 
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     const std::string dir = dataset_dir(context);
     data::Manifest manifest = data::read_manifest(dir);
     const auto model = level(c.params, "model");

@@ -56,8 +56,9 @@ std::unique_ptr<Workload> with_profiler(std::unique_ptr<Workload> inner, const c
     } catch (const std::exception&) {
     }
   };
-  return with_restore(std::move(inner), stop,
-                      {{"profiler", fmt::format("Kineto, {} activities, no export", device.is_cuda() ? "CPU + CUDA" : "CPU")}});
+  return with_restore(
+      std::move(inner), stop,
+      {{"profiler", fmt::format("Kineto, {} activities, no export", device.is_cuda() ? "CPU + CUDA" : "CPU")}});
 }
 
 // "anomaly: +3.1 ms per step (x1.42 step time)" for every arm measured beside the baseline.
@@ -92,12 +93,13 @@ class DebugApis final : public Suite {
     return SourceClaim{"000, 003", "debugging APIs (anomaly detection, profiler) cost time when left on"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    return training_cases(context,
-                          {{"off", {{"debug", "off"}}}, {"anomaly", {{"debug", "anomaly"}}}, {"profiler", {{"debug", "profiler"}}}},
-                          {}, {.quick_cpu_batch = kQuickCpuBatch});
+    return training_cases(
+        context,
+        {{"off", {{"debug", "off"}}}, {"anomaly", {{"debug", "anomaly"}}}, {"profiler", {{"debug", "profiler"}}}}, {},
+        {.quick_cpu_batch = kQuickCpuBatch});
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     auto workload = make_training_workload(context, training_spec(c));
     const auto& debug = level(arm.levels, "debug");
     if (debug == "anomaly") return with_anomaly_detection(std::move(workload));

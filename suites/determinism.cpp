@@ -52,8 +52,8 @@ class DeterminismSuite final : public Suite {
     }
     return out;
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     const Determinism before = current_determinism();
     if (deterministic_arm(arm)) apply(Determinism::deterministic());
     auto restore = [before] { apply(before); };

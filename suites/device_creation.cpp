@@ -48,14 +48,14 @@ class DeviceCreation final : public Suite {
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     return training_cases(context, {{"host", {{"step_tensors", "host"}}}, {"device", {{"step_tensors", "device"}}}});
   }
-  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&,
-                                          const ArmSpec&) const override {
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&, const ArmSpec&) const override {
     if (context.device.is_cuda()) return std::nullopt;
-    return "on a " + context.device.str() + " the host is the device: both arms make the tensors in the same "
+    return "on a " + context.device.str() +
+           " the host is the device: both arms make the tensors in the same "
            "memory with the same code, and the tip is about the host-to-device copy";
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.policies.push_back(std::make_shared<MakeStepTensors>(level(arm.levels, "step_tensors") == "host"));
     return make_training_workload(context, spec);

@@ -53,8 +53,7 @@ class GradAccumulation final : public Suite {
     return "one effective batch as 1 (default) vs 2, 4, 8 accumulated micro-batches: throughput and peak memory";
   }
   std::optional<SourceClaim> source_claim() const override {
-    return SourceClaim{"002, 003",
-                       "k micro-batches per step trade memory for throughput; fewer all-reduces under DDP"};
+    return SourceClaim{"002, 003", "k micro-batches per step trade memory for throughput; fewer all-reduces under DDP"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     // --quick: k = 1 and 4 only; every arm costs a quick run ~3 s on two CPU cores.
@@ -66,11 +65,11 @@ class GradAccumulation final : public Suite {
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm) const override {
     const std::int64_t batch = level_int(c.params, "batch"), k = micro_batches(arm);
     if (batch % k == 0) return std::nullopt;
-    return fmt::format("batch {} does not split into {} equal micro-batches; pass a --batch-size divisible by 8",
-                       batch, k);
+    return fmt::format("batch {} does not split into {} equal micro-batches; pass a --batch-size divisible by 8", batch,
+                       k);
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.policies.push_back(std::make_shared<MicroBatches>(micro_batches(arm)));
     return make_training_workload(context, spec);
@@ -89,7 +88,8 @@ class GradAccumulation final : public Suite {
       for (std::size_t i = 1; i < c.arms.size(); ++i) {
         if (usable(c.arms[i])) parts.push_back(trade_off(whole, c.arms[i], level_int(c.params, "batch")));
       }
-      if (!parts.empty()) out.push_back(fmt::format("{} ({} peak): {}", c.name, whole.memory_metric, fmt::join(parts, "; ")));
+      if (!parts.empty())
+        out.push_back(fmt::format("{} ({} peak): {}", c.name, whole.memory_metric, fmt::join(parts, "; ")));
     }
     return out;
   }

@@ -57,9 +57,7 @@ class Evaluation final : public Workload {
     }
   }
   std::int64_t samples_per_step() const override { return batch_; }
-  nlohmann::json info() const override {
-    return {{"batch_size", batch_}, {"model_mode", "eval"}};
-  }
+  nlohmann::json info() const override { return {{"batch_size", batch_}, {"model_mode", "eval"}}; }
 
  private:
   GradMode mode_;
@@ -100,8 +98,8 @@ class Inference final : public Suite {
     return std::nullopt;
   }
   void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
     return make_at(context, c, arm, level_int(c.params, "batch"));
   }

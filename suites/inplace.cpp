@@ -18,18 +18,20 @@ class Inplace final : public Suite {
     return SourceClaim{"002", "in-place activations: less activation memory"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    return training_cases(context, {{"out_of_place", {{"inplace_relu", "false"}}}, {"inplace", {{"inplace_relu", "true"}}}});
+    return training_cases(context,
+                          {{"out_of_place", {{"inplace_relu", "false"}}}, {"inplace", {{"inplace_relu", "true"}}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec&) const override {
     const auto& model = level(c.params, "model");
     if (model_family(model) != "cnn") {
-      return model + " is a ViT: its activation is GELU, whose backward needs its input, so it has no in-place "
-                     "form; the tip applies to a CNN's ReLUs";
+      return model +
+             " is a ViT: its activation is GELU, whose backward needs its input, so it has no in-place "
+             "form; the tip applies to a CNN's ReLUs";
     }
     return std::nullopt;
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.model_options.inplace_relu = level(arm.levels, "inplace_relu") == "true";
     return make_training_workload(context, spec);

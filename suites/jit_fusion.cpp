@@ -50,12 +50,18 @@ models::ViTOptions vit_options(const std::string& model, std::int64_t image_size
 // One pointwise block, forward and backward, on inputs staged once.
 class PointwiseWorkload final : public Workload {
  public:
-  PointwiseWorkload(const SuiteContext& context, PointwiseBlock block, const std::string& impl,
-                    std::int64_t rows, std::int64_t cols)
-      : block_(block), impl_(impl), rows_(rows), device_(context.device),
+  PointwiseWorkload(const SuiteContext& context, PointwiseBlock block, const std::string& impl, std::int64_t rows,
+                    std::int64_t cols)
+      : block_(block),
+        impl_(impl),
+        rows_(rows),
+        device_(context.device),
         in_(make_pointwise_inputs(block, rows, cols, context.device, /*requires_grad=*/true)) {
     grad_out_ = torch::randn({rows, cols}, torch::TensorOptions().device(device_));
-    info_ = {{"block", to_string(block)}, {"impl", impl}, {"shape", {rows, cols}}, {"dtype", "float32"},
+    info_ = {{"block", to_string(block)},
+             {"impl", impl},
+             {"shape", {rows, cols}},
+             {"dtype", "float32"},
              {"step", "forward + backward (autograd::grad)"}};
     if (impl == "torchscript") {
       script_.emplace(pointwise_script(block), "f");
@@ -96,8 +102,8 @@ class PointwiseWorkload final : public Workload {
 // model's own blocks (Linear with bias, at::gelu, Dropout, add). Same parameters in every arm.
 class VitMlpWorkload final : public Workload {
  public:
-  VitMlpWorkload(const SuiteContext& context, const std::string& model, std::int64_t batch,
-                 std::int64_t image_size, std::int64_t layers, const std::string& impl)
+  VitMlpWorkload(const SuiteContext& context, const std::string& model, std::int64_t batch, std::int64_t image_size,
+                 std::int64_t layers, const std::string& impl)
       : impl_(impl), batch_(batch), device_(context.device) {
     vit_ = models::VisionTransformer(vit_options(model, image_size, layers));
     vit_->to(device_);
@@ -106,12 +112,9 @@ class VitMlpWorkload final : public Workload {
     const auto o = torch::TensorOptions().device(device_);
     images_ = torch::randn({batch, 3, image_size, image_size}, o);
     labels_ = torch::randint(vit_->options().num_classes, {batch}, o.dtype(torch::kLong));
-    info_ = {{"model", model},
-             {"parameters", models::count_parameters(*vit_)},
-             {"batch_size", batch},
-             {"image_size", image_size},
-             {"layers", layers},
-             {"dropout", kDropout},
+    info_ = {{"model", model},      {"parameters", models::count_parameters(*vit_)},
+             {"batch_size", batch}, {"image_size", image_size},
+             {"layers", layers},    {"dropout", kDropout},
              {"impl", impl}};
     if (impl == "torchscript") warm_up_scripts();
   }
@@ -139,12 +142,14 @@ class VitMlpWorkload final : public Workload {
     auto& fc1 = block.mlp->at<torch::nn::LinearImpl>(0);
     auto& fc2 = block.mlp->at<torch::nn::LinearImpl>(3);
     auto h = F::linear(block.ln_2(y), fc1.weight);
-    h = impl_ == "eager" ? pointwise_eager(PointwiseBlock::bias_gelu, {.x = h, .bias = fc1.bias, .residual = {}, .weight = {}})
-                         : (*bias_gelu_)({h, fc1.bias});
+    h = impl_ == "eager"
+            ? pointwise_eager(PointwiseBlock::bias_gelu, {.x = h, .bias = fc1.bias, .residual = {}, .weight = {}})
+            : (*bias_gelu_)({h, fc1.bias});
     h = F::linear(torch::dropout(h, kDropout, /*train=*/true), fc2.weight);
     if (impl_ == "eager") {
-      return pointwise_eager(PointwiseBlock::bias_dropout_residual,
-                             {.x = h, .bias = fc2.bias, .residual = y, .weight = {}, .dropout_p = kDropout, .training = true});
+      return pointwise_eager(
+          PointwiseBlock::bias_dropout_residual,
+          {.x = h, .bias = fc2.bias, .residual = y, .weight = {}, .dropout_p = kDropout, .training = true});
     }
     return (*bias_dropout_residual_)({h, fc2.bias, y, kDropout, true});
   }
@@ -245,7 +250,8 @@ class JitFusion final : public Suite {
                                          const ArmSpec& arm) const override {
     const auto& block = level(c.params, "block");
     if (block == "vit_mlp" && model_family(level(c.params, "model")) != "vit") {
-      return level(c.params, "model") + " has no transformer MLP block; the macro case needs a ViT (vit_ti_16, "
+      return level(c.params, "model") +
+             " has no transformer MLP block; the macro case needs a ViT (vit_ti_16, "
              "vit_s_16, vit_b_16)";
     }
     const auto& impl = level(arm.levels, "impl");
@@ -254,14 +260,13 @@ class JitFusion final : public Suite {
     return std::nullopt;
   }
 
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     const auto& impl = level(arm.levels, "impl");
     const auto& block = level(c.params, "block");
     if (block == "vit_mlp") {
       return std::make_unique<VitMlpWorkload>(context, level(c.params, "model"), level_int(c.params, "batch"),
-                                              level_int(c.params, "image"),
-                                              level_int(c.params, "layers"), impl);
+                                              level_int(c.params, "image"), level_int(c.params, "layers"), impl);
     }
     const auto b = pointwise_block_from(block);
     return std::make_unique<PointwiseWorkload>(context, b, impl, pointwise_rows(context), pointwise_cols(b));

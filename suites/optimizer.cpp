@@ -91,7 +91,8 @@ class Optimizer final : public Suite {
     for (auto kind : {OptimizerKind::sgd, OptimizerKind::adamw}) {
       // --quick keeps the cheap scope: a training step per arm and block is most of a quick budget.
       if (!context.quick) {
-        for (auto& c : training_cases(context, implementation_arms(), {{"optimizer", {optimizer_kind_name(kind)}}, {"scope", {"step"}}})) {
+        for (auto& c : training_cases(context, implementation_arms(),
+                                      {{"optimizer", {optimizer_kind_name(kind)}}, {"scope", {"step"}}})) {
           out.push_back(std::move(c));
         }
       }
@@ -103,11 +104,11 @@ class Optimizer final : public Suite {
     return out;
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
-                                          const ArmSpec& arm) const override {
+                                         const ArmSpec& arm) const override {
     return optimizer_unsupported_reason(context.device, choice_of(c, arm));
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     if (level(c.params, "scope") == "optimizer") {
       return std::make_unique<OptimizerStepWorkload>(context, level(c.params, "model"), choice_of(c, arm));
     }

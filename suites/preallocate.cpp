@@ -54,16 +54,18 @@ class Preallocate final : public Suite {
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec&) const override {
     const auto& model = level(c.params, "model");
     if (model_family(model) != "cnn") {
-      return model + " is a ViT: its position embedding fixes its input size, so its inputs cannot grow; the "
-                     "tip is measured on a CNN";
+      return model +
+             " is a ViT: its position embedding fixes its input size, so its inputs cannot grow; the "
+             "tip is measured on a CNN";
     }
     return std::nullopt;
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.policies.push_back(std::make_shared<InputShapesPolicy>(InputShapes::ascending));
-    if (level(arm.levels, "preallocate") == "max_shape") spec.policies.push_back(std::make_shared<PreallocateMaxShape>());
+    if (level(arm.levels, "preallocate") == "max_shape")
+      spec.policies.push_back(std::make_shared<PreallocateMaxShape>());
     return make_training_workload(context, spec);
   }
   // CUDA: how often each arm's allocator asked the device for memory while timed.
@@ -78,8 +80,8 @@ class Preallocate final : public Suite {
         }
       }
       if (!parts.empty()) {
-        out.push_back(fmt::format("{}: device allocations while timed (median per trial): {}", c.name,
-                                  fmt::join(parts, ", ")));
+        out.push_back(
+            fmt::format("{}: device allocations while timed (median per trial): {}", c.name, fmt::join(parts, ", ")));
       }
     }
     return out;

@@ -60,15 +60,16 @@ class Streams final : public Suite {
                                          const ArmSpec&) const override {
     const auto& model = level(c.params, "model");
     if (model_family(model) != "vit") {
-      return model + " is not a ViT: the independent branches under test are the attention and the MLP of a "
-                     "parallel ViT block; pass --model vit_ti_16, vit_s_16 or vit_b_16";
+      return model +
+             " is not a ViT: the independent branches under test are the attention and the MLP of a "
+             "parallel ViT block; pass --model vit_ti_16, vit_s_16 or vit_b_16";
     }
     if (auto why = branch_streams_unavailable(context.device)) return why;
     return precision_unsupported_reason(context.device, parse_precision(level(c.params, "precision")));
   }
 
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.precision = parse_precision(level(c.params, "precision"));
     const bool two = level(arm.levels, "branch_streams") == "2";

@@ -66,8 +66,8 @@ class Sync final : public Suite {
     arms.push_back(read_every("never", 0));
     return training_cases(context, arms, {}, {.step_loop = true});
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     spec.policies.push_back(std::make_shared<ReadLossEvery>(level_int(arm.levels, "loss_read_every")));
     return make_training_workload(context, spec);

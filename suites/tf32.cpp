@@ -50,15 +50,14 @@ class Tf32 final : public Suite {
     }
     return out;
   }
-  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&,
-                                         const ArmSpec&) const override {
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&, const ArmSpec&) const override {
     if (!context.device.is_cuda()) {
       return "TF32 is a Tensor Core format of NVIDIA GPUs (Ampere and later); this run is on " + context.device.str();
     }
     return std::nullopt;
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     auto& ctx = at::globalContext();
     const std::string matmul_before = matmul_precision_name(ctx.float32MatmulPrecision());
     const bool cudnn_before = ctx.allowTF32CuDNN();

@@ -30,8 +30,8 @@ class ZeroGrad final : public Suite {
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     return training_cases(context, {{"none", {{"set_to_none", "true"}}}, {"zero", {{"set_to_none", "false"}}}});
   }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                    const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
     if (level(arm.levels, "set_to_none") == "false") spec.policies.push_back(std::make_shared<FillWithZeros>());
     return make_training_workload(context, spec);

@@ -101,19 +101,30 @@ int find(const BaselineFlags& f, bool slug_given) {
 }  // namespace
 
 Command add_baseline_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("baseline", "Store, list and find baselines (results/baselines/<fingerprint>/<name>.json)");
+  auto* sub =
+      app.add_subcommand("baseline", "Store, list and find baselines (results/baselines/<fingerprint>/<name>.json)");
   sub->require_subcommand(1, 1);
   auto f = std::make_shared<BaselineFlags>();
   sub->add_option("--dir", f->dir, "Baselines directory")->check(not_a_flag())->capture_default_str();
   auto* save_cmd = sub->add_subcommand("save", "Store a run as the baseline for its fingerprint");
   save_cmd->add_option("run", f->run, "Result file")->required()->check(CLI::ExistingFile);
-  save_cmd->add_option("--name", f->name, "Baseline name (file name without .json): [a-z0-9._-], at most 100 bytes")->check(not_a_flag())->capture_default_str();
+  save_cmd->add_option("--name", f->name, "Baseline name (file name without .json): [a-z0-9._-], at most 100 bytes")
+      ->check(not_a_flag())
+      ->capture_default_str();
   save_cmd->add_flag("--force", f->force, "Replace an existing baseline of that name");
   auto* list_cmd = sub->add_subcommand("list", "List stored baselines");
-  auto* find_cmd = sub->add_subcommand("find", "Print the stored baseline for this machine's fingerprint (exit 3 if none)");
-  find_cmd->add_option("--slug", f->slug, "Look up this fingerprint slug instead of this machine's: [a-z0-9._-], at most 200 bytes")->check(not_a_flag());
+  auto* find_cmd =
+      sub->add_subcommand("find", "Print the stored baseline for this machine's fingerprint (exit 3 if none)");
+  find_cmd
+      ->add_option("--slug", f->slug,
+                   "Look up this fingerprint slug instead of this machine's: [a-z0-9._-], at most 200 bytes")
+      ->check(not_a_flag());
   find_cmd->add_flag("--cpu", f->cpu, "This machine's fingerprint as a CPU run records it");
-  find_cmd->add_option("--suite", f->suites, "Prefer the newest baseline that holds this suite (repeatable), as gate --baseline auto does for its run's suites")->check(not_a_flag());
+  find_cmd
+      ->add_option("--suite", f->suites,
+                   "Prefer the newest baseline that holds this suite (repeatable), as gate --baseline auto does for "
+                   "its run's suites")
+      ->check(not_a_flag());
   return {sub, [f, save_cmd, list_cmd, find_cmd] {
             if (save_cmd->parsed()) return save(*f);
             if (list_cmd->parsed()) return list(*f);

@@ -90,21 +90,20 @@ int main(const std::vector<std::string>& argv) {
   app.fallthrough(false);
   // Flag errors too are one `error: ...` line, as every other error is (docs/cli.md).
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return fmt::format("error: {}\n", e.what()); });
-  const std::vector<Command> commands{add_list_command(app), add_run_command(app, argv),
-                                     add_env_command(app), add_data_command(app),
-                                     add_baseline_command(app), add_compare_command(app),
-                                     add_gate_command(app), add_report_command(app)};
+  const std::vector<Command> commands{add_list_command(app), add_run_command(app, argv), add_env_command(app),
+                                      add_data_command(app), add_baseline_command(app),  add_compare_command(app),
+                                      add_gate_command(app), add_report_command(app)};
 
   std::vector<std::string> names;
   for (const auto& command : commands) names.push_back(command.app->get_name());
   const auto usage_error = [&](const std::string& message) {
-    std::cerr << message << fmt::format("\nValid subcommands: {}. Run `tipbench <subcommand> --help` for its flags.\n",
-                                        fmt::join(names, ", "));
+    std::cerr << message
+              << fmt::format("\nValid subcommands: {}. Run `tipbench <subcommand> --help` for its flags.\n",
+                             fmt::join(names, ", "));
     return exit_code::usage;
   };
   // CLI11 reports a stray word only as "a subcommand is required": name it instead.
-  if (argv.size() > 1 && !argv[1].starts_with("-") &&
-      std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+  if (argv.size() > 1 && !argv[1].starts_with("-") && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
     return usage_error(fmt::format("error: unknown subcommand '{}'", argv[1]));
   }
   std::vector<std::string> reversed(argv.rbegin(), argv.rend() - 1);  // CLI11 wants them reversed

@@ -37,14 +37,24 @@ nlohmann::json to_json(const std::vector<reports::NamedRun>& runs, const std::ve
   for (std::size_t i = 0; i < all.size(); ++i) {
     nlohmann::json cells = nlohmann::json::array();
     for (const auto& c : all[i].cells) {
-      cells.push_back({{"suite", c.key.suite}, {"case", c.key.case_name}, {"arm", c.key.arm}, {"metric", c.key.metric},
-                       {"reference_median", c.reference.median}, {"candidate_median", c.candidate.median},
-                       {"ratio", c.test.estimate.ratio}, {"ci95_low", c.test.estimate.ci_low},
-                       {"ci95_high", c.test.estimate.ci_high}, {"p_value", c.test.p_value}, {"cv", c.cv},
-                       {"paired", c.paired}, {"verdict", stats::to_string(c.verdict)}});
+      cells.push_back({{"suite", c.key.suite},
+                       {"case", c.key.case_name},
+                       {"arm", c.key.arm},
+                       {"metric", c.key.metric},
+                       {"reference_median", c.reference.median},
+                       {"candidate_median", c.candidate.median},
+                       {"ratio", c.test.estimate.ratio},
+                       {"ci95_low", c.test.estimate.ci_low},
+                       {"ci95_high", c.test.estimate.ci_high},
+                       {"p_value", c.test.p_value},
+                       {"cv", c.cv},
+                       {"paired", c.paired},
+                       {"verdict", stats::to_string(c.verdict)}});
     }
-    out.push_back({{"reference", runs[0].label}, {"candidate", runs[i + 1].label},
-                   {"fingerprint_differences", all[i].fingerprint_differences}, {"cells", cells}});
+    out.push_back({{"reference", runs[0].label},
+                   {"candidate", runs[i + 1].label},
+                   {"fingerprint_differences", all[i].fingerprint_differences},
+                   {"cells", cells}});
   }
   return out;
 }
@@ -64,7 +74,8 @@ int run_compare(const CompareFlags& f) {
     text = reports::comparison_markdown(runs, options);
   } else if (f.format == "json") {
     text = checked_dump(to_json(runs, reports::compare_to_reference(runs, options)), 2,
-                        f.out.empty() ? std::string("the comparison") : f.out) + "\n";
+                        f.out.empty() ? std::string("the comparison") : f.out) +
+           "\n";
   } else if (f.out.empty()) {
     reports::print_comparison(runs, options, stdout);
     return exit_code::ok;
@@ -96,12 +107,17 @@ int run_compare(const CompareFlags& f) {
 Command add_compare_command(CLI::App& app) {
   auto* sub = app.add_subcommand("compare", "Compare result files side by side (the first is the reference)");
   auto f = std::make_shared<CompareFlags>();
-  sub->add_option("files", f->files, "Two or more result files")->required()->expected(2, 1000)->check(CLI::ExistingFile);
+  sub->add_option("files", f->files, "Two or more result files")
+      ->required()
+      ->expected(2, 1000)
+      ->check(CLI::ExistingFile);
   sub->add_flag("--paired", f->paired, "The runs come from one interleaved session: pair blocks by index");
   sub->add_option("--threshold", f->threshold_pct, "Practical threshold of a verdict, in percent")
-      ->check(real_number(0.01, 100.0))->capture_default_str();
+      ->check(real_number(0.01, 100.0))
+      ->capture_default_str();
   sub->add_option("--format", f->format, "text, markdown or json")
-      ->check(CLI::IsMember({"text", "markdown", "json"}))->capture_default_str();
+      ->check(CLI::IsMember({"text", "markdown", "json"}))
+      ->capture_default_str();
   sub->add_option("--out", f->out, "Write to this file instead of stdout")->check(not_a_flag());
   sub->add_option("--seed", f->seed, "Bootstrap seed")->check(seed_value())->capture_default_str();
   return {sub, [f] { return run_compare(*f); }};

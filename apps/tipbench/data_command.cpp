@@ -50,9 +50,9 @@ std::function<void(std::int64_t, std::int64_t)> progress_printer() {
     *last = now;
     const double s = std::chrono::duration<double>(now - started).count();
     const double eta = written > 0 ? s * static_cast<double>(total - written) / static_cast<double>(written) : 0;
-    fmt::print(stderr, "{}data make: {}/{} images ({:.1f}%), {:.0f} s, about {:.0f} s left{}", tty ? "\r" : "",
-               written, total, 100.0 * static_cast<double>(written) / static_cast<double>(std::max<std::int64_t>(1, total)),
-               s, eta, tty && !done ? "" : "\n");
+    fmt::print(stderr, "{}data make: {}/{} images ({:.1f}%), {:.0f} s, about {:.0f} s left{}", tty ? "\r" : "", written,
+               total, 100.0 * static_cast<double>(written) / static_cast<double>(std::max<std::int64_t>(1, total)), s,
+               eta, tty && !done ? "" : "\n");
     std::fflush(stderr);
   };
 }
@@ -79,8 +79,8 @@ int make(const MakeOptions& o) {
     const double mb = static_cast<double>(report.manifest.total_bytes()) / (1 << 20);
     switch (report.outcome) {
       case data::MakeOutcome::reused:
-        fmt::print("reused {}: complete ({}, {:.1f} MiB; checksums verified in {:.1f} s)\n", o.out, spec.describe(),
-                   mb, report.seconds);
+        fmt::print("reused {}: complete ({}, {:.1f} MiB; checksums verified in {:.1f} s)\n", o.out, spec.describe(), mb,
+                   report.seconds);
         break;
       case data::MakeOutcome::completed:
         fmt::print("completed {}: found a partial dataset ({}); wrote {} files ({}, {:.1f} MiB) in {:.1f} s\n", o.out,
@@ -106,11 +106,16 @@ Command add_data_command(CLI::App& app) {
   auto* sub = app.add_subcommand("data", "Make the dataloader suite's on-disk JPEG dataset");
   sub->require_subcommand(1, 1);
   auto* make_cmd = sub->add_subcommand(
-      "make", "Write a deterministic ImageFolder-style dataset of JPEG files with a manifest; reuses a complete "
-              "one, completes a partial one");
+      "make",
+      "Write a deterministic ImageFolder-style dataset of JPEG files with a manifest; reuses a complete "
+      "one, completes a partial one");
   auto o = std::make_shared<MakeOptions>();
-  make_cmd->add_option("--out", o->out, "Dataset directory (created; its parents too)")->required()->check(not_a_flag());
-  make_cmd->add_option("--images", o->images, "Number of images")->check(CLI::Range(1, 10'000'000))->capture_default_str();
+  make_cmd->add_option("--out", o->out, "Dataset directory (created; its parents too)")
+      ->required()
+      ->check(not_a_flag());
+  make_cmd->add_option("--images", o->images, "Number of images")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
   make_cmd->add_option("--size", o->size, "Image size WIDTHxHEIGHT (ImageNet-like by default)")
       ->check(not_a_flag())
       ->capture_default_str();

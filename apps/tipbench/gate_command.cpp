@@ -28,7 +28,8 @@ int run_gate(const GateFlags& f) {
   try {
     const auto config = load_config(f);
     if (!f.base_binary.empty() || !f.head_binary.empty()) {
-      if (f.base_binary.empty() || f.head_binary.empty()) throw UsageError("--base-binary and --head-binary go together");
+      if (f.base_binary.empty() || f.head_binary.empty())
+        throw UsageError("--base-binary and --head-binary go together");
       return gate_interleaved(f, config);
     }
     return gate_from_files(f, config);
@@ -60,32 +61,52 @@ Command add_gate_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "gate", "Regression gate: PASS (0) / FAIL (1, confirmed regression) / INCONCLUSIVE (3); 2 on bad input");
   auto f = std::make_shared<GateFlags>();
-  sub->add_option("--baseline", f->baseline, "Baseline result file, or auto: the stored baseline for the current run's fingerprint")->check(not_a_flag());
+  sub->add_option("--baseline", f->baseline,
+                  "Baseline result file, or auto: the stored baseline for the current run's fingerprint")
+      ->check(not_a_flag());
   sub->add_option("--current", f->current, "Current result file")->check(not_a_flag());
-  sub->add_flag("--paired", f->paired, "--baseline and --current come from one interleaved session: pair them by block");
+  sub->add_flag("--paired", f->paired,
+                "--baseline and --current come from one interleaved session: pair them by block");
   sub->add_flag("--across-software", f->across_software,
                 "A stored baseline of the same hardware but other software (LibTorch, CUDA, driver, ...) may gate the "
                 "current run; with --baseline auto: the newest baseline of this hardware");
-  sub->add_option("--base-binary", f->base_binary, "Interleaved mode: the base build's tipbench binary")->check(not_a_flag());
-  sub->add_option("--head-binary", f->head_binary, "Interleaved mode: the head build's tipbench binary")->check(not_a_flag());
-  sub->add_option("--config", f->config_path, "Gate thresholds (JSON, e.g. ci/gate-thresholds.json); default: throughput 3%")->check(not_a_flag());
-  sub->add_option("--threshold", f->threshold_pct, "Override every practical threshold, in percent")->check(real_number(0.01, 100.0));
-  sub->add_option("--alpha", f->alpha, "Family-wise false-alarm rate over all checks (Holm); default 0.05 or the config's")
+  sub->add_option("--base-binary", f->base_binary, "Interleaved mode: the base build's tipbench binary")
+      ->check(not_a_flag());
+  sub->add_option("--head-binary", f->head_binary, "Interleaved mode: the head build's tipbench binary")
+      ->check(not_a_flag());
+  sub->add_option("--config", f->config_path,
+                  "Gate thresholds (JSON, e.g. ci/gate-thresholds.json); default: throughput 3%")
+      ->check(not_a_flag());
+  sub->add_option("--threshold", f->threshold_pct, "Override every practical threshold, in percent")
+      ->check(real_number(0.01, 100.0));
+  sub->add_option("--alpha", f->alpha,
+                  "Family-wise false-alarm rate over all checks (Holm); default 0.05 or the config's")
       ->check(real_number(0.0001, 0.5));
-  sub->add_option("--baselines-dir", f->baselines_dir, "Where stored baselines live")->capture_default_str()->check(not_a_flag());
+  sub->add_option("--baselines-dir", f->baselines_dir, "Where stored baselines live")
+      ->capture_default_str()
+      ->check(not_a_flag());
   sub->add_flag("--no-rerun", f->no_rerun, "Do not re-measure candidates: they fail unconfirmed");
-  sub->add_option("--rerun-binary", f->rerun_binary, "Stored mode: the binary that re-measures a candidate (default: the current run's)")->check(not_a_flag());
-  sub->add_option("--blocks", f->blocks, "Interleaved mode: blocks per side")->check(CLI::Range(3, 1000))->capture_default_str();
-  sub->add_option("--suite", f->suites, "Interleaved mode: suite to run (repeatable; default all)")->check(CLI::IsMember(suite_names()));
+  sub->add_option("--rerun-binary", f->rerun_binary,
+                  "Stored mode: the binary that re-measures a candidate (default: the current run's)")
+      ->check(not_a_flag());
+  sub->add_option("--blocks", f->blocks, "Interleaved mode: blocks per side")
+      ->check(CLI::Range(3, 1000))
+      ->capture_default_str();
+  sub->add_option("--suite", f->suites, "Interleaved mode: suite to run (repeatable; default all)")
+      ->check(CLI::IsMember(suite_names()));
   sub->add_option("--model", f->models, "Interleaved mode: model (repeatable; default: run's default)");
   sub->add_option("--device", f->device, "Interleaved mode: device for both sides (default: run's auto)");
   sub->add_flag("--full", f->full, "Interleaved mode: full trials instead of --quick ones");
-  sub->add_option("--run-arg", f->run_args, "Interleaved mode: one more argument for every `run` (repeatable; --run-arg=--flag=value)");
+  sub->add_option("--run-arg", f->run_args,
+                  "Interleaved mode: one more argument for every `run` (repeatable; --run-arg=--flag=value)");
   sub->add_option("--head-inject-slowdown", f->head_inject_slowdown_pct,
                   "Calibration: slow the head's steps by PCT percent (the run's --inject-slowdown)")
       ->check(real_number(0.0, 1000.0));
-  sub->add_option("--out-dir", f->out_dir, "Where session results, logs and gate.md/gate.json go (default results/gate/<UTC time>)")->check(not_a_flag());
-  sub->add_option("--markdown", f->markdown_path, "Write the verdict as Markdown (for a PR comment)")->check(not_a_flag());
+  sub->add_option("--out-dir", f->out_dir,
+                  "Where session results, logs and gate.md/gate.json go (default results/gate/<UTC time>)")
+      ->check(not_a_flag());
+  sub->add_option("--markdown", f->markdown_path, "Write the verdict as Markdown (for a PR comment)")
+      ->check(not_a_flag());
   sub->add_option("--json", f->json_path, "Write the verdict as JSON")->check(not_a_flag());
   sub->add_option("--seed", f->seed, "Seed for block order and bootstrap")->check(seed_value())->capture_default_str();
   return {sub, [f, sub] {

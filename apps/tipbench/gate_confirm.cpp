@@ -21,7 +21,8 @@ std::vector<std::string> run_args_of(const Result& r) {
 }
 
 // Flagged keys grouped by case, so each case is re-measured once for all its flagged cells.
-std::map<std::pair<std::string, std::string>, std::vector<gate::CellKey>> by_case(const std::vector<gate::CellKey>& keys) {
+std::map<std::pair<std::string, std::string>, std::vector<gate::CellKey>> by_case(
+    const std::vector<gate::CellKey>& keys) {
   std::map<std::pair<std::string, std::string>, std::vector<gate::CellKey>> groups;
   for (const auto& k : keys) groups[{k.suite, k.case_name}].push_back(k);
   return groups;
@@ -91,7 +92,8 @@ gate::Remeasure stored_remeasure(const Result& baseline, const Result& current, 
       auto args = strip_selection(run_args_of(current));
       const auto selection = select_case(current, group.front());
       args.insert(args.end(), selection.begin(), selection.end());
-      args.insert(args.end(), {"--blocks", std::to_string(std::max(3, current.context.settings.blocks)), "--seed", "7919"});
+      args.insert(args.end(),
+                  {"--blocks", std::to_string(std::max(3, current.context.settings.blocks)), "--seed", "7919"});
       const std::string stem = fmt::format("{}/confirm{}", work_dir, n++);
       fmt::print(stderr, "gate: re-measuring {} with {} to confirm\n", id.second, binary);
       const Result again = run_once(binary, args, stem + ".json", stem + ".log");

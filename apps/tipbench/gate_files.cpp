@@ -13,7 +13,8 @@ namespace tipbench::cli {
 
 void check_result_identity(const Result& result, const std::string& path) {
   if (auto why = slug_identity_problem(result.context.fingerprint_slug, result.context.fingerprint)) {
-    throw InputError(fmt::format("{}: {}: the file was edited or is not a tipbench result of that machine", path, *why));
+    throw InputError(
+        fmt::format("{}: {}: the file was edited or is not a tipbench result of that machine", path, *why));
   }
 }
 

@@ -12,10 +12,10 @@ namespace tipbench::cli {
 
 namespace {
 
-const std::set<std::string> kInterleavedOnly{"--suite", "--model", "--device", "--full", "--run-arg",
-                                             "--head-inject-slowdown", "--blocks"};
-const std::set<std::string> kStoredOnly{"--baseline", "--current", "--paired", "--across-software", "--baselines-dir",
-                                        "--rerun-binary"};
+const std::set<std::string> kInterleavedOnly{
+    "--suite", "--model", "--device", "--full", "--run-arg", "--head-inject-slowdown", "--blocks"};
+const std::set<std::string> kStoredOnly{"--baseline",        "--current",       "--paired",
+                                        "--across-software", "--baselines-dir", "--rerun-binary"};
 
 }  // namespace
 
@@ -23,8 +23,9 @@ void check_mode_flags(const GateFlags& f, bool interleaved) {
   for (const auto& flag : interleaved ? kStoredOnly : kInterleavedOnly) {
     if (!f.given.contains(flag)) continue;
     if (flag == "--across-software") {
-      throw UsageError("--across-software applies to a stored baseline; --base-binary/--head-binary run both sides "
-                       "here, and a software difference between them is already the change under test");
+      throw UsageError(
+          "--across-software applies to a stored baseline; --base-binary/--head-binary run both sides "
+          "here, and a software difference between them is already the change under test");
     }
     throw UsageError(interleaved ? fmt::format("{} applies to a stored baseline (--baseline, --current), not to "
                                                "--base-binary/--head-binary",
@@ -40,7 +41,8 @@ gate::GateConfig load_config(const GateFlags& f) {
   const auto known = suite_names();
   for (const auto& s : config.suite_names()) {
     if (std::find(known.begin(), known.end(), s) == known.end()) {
-      throw InputError(fmt::format("{}: unknown suite '{}' in suites; valid: {}", f.config_path, s, fmt::join(known, ", ")));
+      throw InputError(
+          fmt::format("{}: unknown suite '{}' in suites; valid: {}", f.config_path, s, fmt::join(known, ", ")));
     }
   }
   if (f.threshold_pct > 0) {  // one threshold for everything gated

@@ -25,7 +25,8 @@ void check_child_arguments(const std::string& side, const std::string& binary, s
   const DryRun r = dry_run(binary, args, log);
   if (r.code == exit_code::ok) return;
   if (r.code == exit_code::usage && r.error.find("--dry-run") != std::string::npos) {
-    fmt::print(stderr, "gate: note: the {} binary predates `run --dry-run`: its first block checks its arguments\n", side);
+    fmt::print(stderr, "gate: note: the {} binary predates `run --dry-run`: its first block checks its arguments\n",
+               side);
     return;
   }
   if (r.code == exit_code::usage) {
@@ -73,7 +74,8 @@ int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
   const gate::GateConfig effective = config.for_device(session.head.context.device);  // cpu_metrics on a CPU
   auto report = gate::evaluate_gate(session.base, session.head, effective, {.paired = true, .seed = f.seed});
   gate::confirm_candidates(
-      report, f.no_rerun ? gate::Remeasure{} : paired_remeasure(session.base, session.head, plan.work_dir, effective, f.seed),
+      report,
+      f.no_rerun ? gate::Remeasure{} : paired_remeasure(session.base, session.head, plan.work_dir, effective, f.seed),
       effective);
   return deliver(f, report, base_path, head_path, plan.work_dir);
 }

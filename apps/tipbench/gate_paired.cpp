@@ -17,10 +17,11 @@ int gate_paired(const GateFlags& f, const gate::GateConfig& config, const Result
   const auto& a = baseline.context.fingerprint;
   const auto& b = current.context.fingerprint;
   if (!same_hardware(a, b)) {
-    throw InputError(fmt::format("--paired: {} and {} come from other hardware ({} vs {}: {}): paired blocks come "
-                                 "from one session on one machine",
-                                 f.baseline, f.current, baseline.context.fingerprint_slug,
-                                 current.context.fingerprint_slug, fingerprint_changes_text(a, b)));
+    throw InputError(
+        fmt::format("--paired: {} and {} come from other hardware ({} vs {}: {}): paired blocks come "
+                    "from one session on one machine",
+                    f.baseline, f.current, baseline.context.fingerprint_slug, current.context.fingerprint_slug,
+                    fingerprint_changes_text(a, b)));
   }
   return verdict_of_files(f, config, baseline, current, f.baseline,
                           [&](const gate::GateConfig& effective, const std::string& work_dir) {

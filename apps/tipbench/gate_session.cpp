@@ -63,7 +63,7 @@ int spawn_logged(const std::vector<std::string>& args, const std::string& log) {
 
 // mkdir -p (not std::filesystem: libtorch.so exports its own copies of those functions).
 void make_dirs(const std::string& dir) {
-  for (std::size_t at = dir.find('/', 1); ; at = dir.find('/', at + 1)) {
+  for (std::size_t at = dir.find('/', 1);; at = dir.find('/', at + 1)) {
     const std::string prefix = dir.substr(0, at);
     if (!prefix.empty() && ::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
       throw std::runtime_error(fmt::format("cannot create {}: {}", prefix, std::strerror(errno)));
@@ -72,9 +72,7 @@ void make_dirs(const std::string& dir) {
   }
 }
 
-bool is_numeric(const std::string& s) {
-  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-}
+bool is_numeric(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
 }  // namespace
 
@@ -137,7 +135,8 @@ SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag) {
     for (int k = 0; k < 2; ++k) {
       const bool head = (k == 0) == head_first;
       auto args = head ? plan.head_args : plan.base_args;
-      args.insert(args.end(), {"--blocks", "1", "--seed", std::to_string(plan.seed + static_cast<std::uint64_t>(block))});
+      args.insert(args.end(),
+                  {"--blocks", "1", "--seed", std::to_string(plan.seed + static_cast<std::uint64_t>(block))});
       const std::string stem = fmt::format("{}/{}-{}-block{:03}", plan.work_dir, tag, head ? "head" : "base", block);
       Result r = run_once(head ? plan.head_binary : plan.base_binary, args, stem + ".json", stem + ".log");
       (head ? head_blocks : base_blocks).push_back(std::move(r));

@@ -28,11 +28,12 @@ std::optional<std::string> find_stored_baseline(const GateFlags& f, const Result
   if (!found) {
     std::vector<std::string> slugs;
     for (const auto& b : gate::list_baselines(f.baselines_dir)) slugs.push_back(b.slug);
-    fmt::print(stderr, "gate: INCONCLUSIVE: no stored baseline for {} {} in {} (stored: {}).\n"
+    fmt::print(stderr,
+               "gate: INCONCLUSIVE: no stored baseline for {} {} in {} (stored: {}).\n"
                "Store one with `tipbench baseline save RUN.json` or gate head vs base with "
                "--base-binary/--head-binary.\n",
-               f.across_software ? "the hardware of" : "fingerprint", current.context.fingerprint_slug,
-               f.baselines_dir, slugs.empty() ? "none" : fmt::format("{}", fmt::join(slugs, ", ")));
+               f.across_software ? "the hardware of" : "fingerprint", current.context.fingerprint_slug, f.baselines_dir,
+               slugs.empty() ? "none" : fmt::format("{}", fmt::join(slugs, ", ")));
     return std::nullopt;
   }
   fmt::print(stderr, "gate: baseline for {}: {}\n", current.context.fingerprint_slug, found->path);
@@ -76,11 +77,10 @@ int gate_stored(const GateFlags& f, const gate::GateConfig& config, const Result
   const Result baseline = read_result(baseline_path);
   check_result_identity(baseline, baseline_path);
   check_stored_fingerprints(f, baseline, current, baseline_path);
-  return verdict_of_files(f, config, baseline, current, baseline_path,
-                          [&](const gate::GateConfig& effective, const std::string& work_dir) {
-                            return stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir,
-                                                    effective);
-                          });
+  return verdict_of_files(
+      f, config, baseline, current, baseline_path, [&](const gate::GateConfig& effective, const std::string& work_dir) {
+        return stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir, effective);
+      });
 }
 
 }  // namespace tipbench::cli

@@ -19,7 +19,8 @@ void print_suites(const SuiteContext& context) {
              context.device.str());
   for (const Suite* suite : all_suites()) {
     fmt::print("\n  {:<18} {}\n", suite->name(), suite->description());
-    if (suite->isolation(context) == Isolation::fresh_process) fmt::print("  {:<18} (every trial in a fresh process)\n", "");
+    if (suite->isolation(context) == Isolation::fresh_process)
+      fmt::print("  {:<18} (every trial in a fresh process)\n", "");
     for (const auto& c : suite->cases(context)) {
       std::vector<std::string> arms;
       for (const auto& arm : c.arms) arms.push_back(arm.name + " [" + join_levels(arm.levels) + "]");

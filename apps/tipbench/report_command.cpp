@@ -44,7 +44,8 @@ std::string label_of(const std::string& path) {
 
 // A file name from a run's label: lower-case, unsafe characters as '-'.
 std::string stem_of(const std::string& label) {
-  std::string s = label.size() > 5 && label.substr(label.size() - 5) == ".json" ? label.substr(0, label.size() - 5) : label;
+  std::string s =
+      label.size() > 5 && label.substr(label.size() - 5) == ".json" ? label.substr(0, label.size() - 5) : label;
   for (char& c : s) {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (!gate::is_safe_name(std::string(1, c))) c = '-';
@@ -118,7 +119,8 @@ int run_report(const ReportFlags& f) {
     }
     if (all || formats.contains("markdown")) {
       const std::string path = f.out_dir + "/summary.md";
-      const std::string md = runs.size() >= 2 ? reports::comparison_markdown(runs, compare) : reports::run_markdown(runs[0]);
+      const std::string md =
+          runs.size() >= 2 ? reports::comparison_markdown(runs, compare) : reports::run_markdown(runs[0]);
       write_file_atomically(path, md);
       fmt::print("wrote {}\n", path);
     }
@@ -140,24 +142,30 @@ int run_report(const ReportFlags& f) {
 }  // namespace
 
 Command add_report_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("report", "Write an HTML report (charts), a Markdown summary and/or Google Benchmark JSON");
+  auto* sub =
+      app.add_subcommand("report", "Write an HTML report (charts), a Markdown summary and/or Google Benchmark JSON");
   auto f = std::make_shared<ReportFlags>();
   sub->add_option("files", f->files, "Result file(s): the run to report, then more runs to compare with it")
-      ->required()->check(CLI::ExistingFile);
+      ->required()
+      ->check(CLI::ExistingFile);
   sub->add_option("--baseline", f->baseline, "A baseline result: the report shows the runs' change against it")
       ->check(CLI::ExistingFile);
-  sub->add_option("--history", f->history_dir, "A directory of earlier results (e.g. results/baselines/<slug>) for trend charts")
+  sub->add_option("--history", f->history_dir,
+                  "A directory of earlier results (e.g. results/baselines/<slug>) for trend charts")
       ->check(CLI::ExistingDirectory);
   sub->add_option("--out", f->out_dir, "Output directory (created)")->required()->check(not_a_flag());
   sub->add_option("--format", f->formats, "html, markdown, gbench or all (repeatable; default html and markdown)")
       ->check(CLI::IsMember({"html", "markdown", "gbench", "all"}));
-  sub->add_option("--chartjs", f->chartjs, "Chart.js UMD bundle to inline (Debian: libjs-chart.js)")->capture_default_str();
+  sub->add_option("--chartjs", f->chartjs, "Chart.js UMD bundle to inline (Debian: libjs-chart.js)")
+      ->capture_default_str();
   sub->add_option("--title", f->title, "Page title")->capture_default_str();
   sub->add_flag("--paired", f->paired, "The runs come from one interleaved session: pair blocks by index");
-  sub->add_flag("--one-machine", f->one_machine,
-                "The files are one machine's runs of different suites (a campaign split over calls): report them as one run");
+  sub->add_flag(
+      "--one-machine", f->one_machine,
+      "The files are one machine's runs of different suites (a campaign split over calls): report them as one run");
   sub->add_option("--threshold", f->threshold_pct, "Practical threshold of a verdict, in percent")
-      ->check(real_number(0.01, 100.0))->capture_default_str();
+      ->check(real_number(0.01, 100.0))
+      ->capture_default_str();
   return {sub, [f] { return run_report(*f); }};
 }
 

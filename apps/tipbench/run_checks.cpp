@@ -38,9 +38,10 @@ std::string printable(const std::string& text) {
 std::optional<std::string> argv_problem(const std::vector<std::string>& argv) {
   for (std::size_t i = 1; i < argv.size(); ++i) {
     if (!is_valid_utf8(argv[i])) {
-      return fmt::format("argument {} ('{}') is not valid UTF-8: a result records its command line as JSON text; "
-                         "rename the path",
-                         i, abbreviated(printable(argv[i])));
+      return fmt::format(
+          "argument {} ('{}') is not valid UTF-8: a result records its command line as JSON text; "
+          "rename the path",
+          i, abbreviated(printable(argv[i])));
     }
   }
   return std::nullopt;

@@ -130,7 +130,8 @@ void add_suite_options(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
     const std::string flag = "--" + option.name;
     std::string help = fmt::format("{}: {}", fmt::join(declared.suites, ", "), option.help);
     if (option.type == OptionType::flag) {
-      sub.add_flag_callback(flag, [o, option] { o->suite_options[option.name] = "true"; }, help);
+      sub.add_flag_callback(
+          flag, [o, option] { o->suite_options[option.name] = "true"; }, help);
       continue;
     }
     if (!option.default_value.empty()) help += fmt::format(" (default {})", option.default_value);
@@ -138,8 +139,7 @@ void add_suite_options(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
     auto* added = sub.add_option_function<std::string>(
         flag, [o, option](const std::string& value) { o->suite_options[option.name] = value; }, help);
     added->check(not_a_flag());
-    added->check(CLI::Validator(
-        [option](std::string& value) { return option.problem(value); }, "", option.name));
+    added->check(CLI::Validator([option](std::string& value) { return option.problem(value); }, "", option.name));
   }
 }
 
@@ -200,7 +200,8 @@ void add_control_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
                  "Finish an interrupted run from its partial file (<out>.partial), with its options; flags given "
                  "with it must agree with them")
       ->check(not_a_flag() & CLI::ExistingFile);
-  sub.add_flag("--verbose", o->verbose, "Print a failed arm's whole error (C++ backtrace included), not only its first line");
+  sub.add_flag("--verbose", o->verbose,
+               "Print a failed arm's whole error (C++ backtrace included), not only its first line");
   sub.add_flag("--dry-run", o->dry_run,
                "Check every flag, the device, the suites' options and every output, then exit (0, or 2 for bad "
                "input) without measuring or writing anything");

@@ -26,13 +26,15 @@ std::optional<std::string> rank_count_problem(const RunOptions& o, const c10::De
   const int limit = o.oversubscribe ? kRanksPerCoreOversubscribed * cores : cores;
   if (o.nproc <= limit) return std::nullopt;
   if (o.oversubscribe) {
-    return fmt::format("--nproc {}: --oversubscribe allows at most {} ranks per core, {} on the {} core(s) this "
-                       "process may use",
-                       o.nproc, kRanksPerCoreOversubscribed, limit, cores);
+    return fmt::format(
+        "--nproc {}: --oversubscribe allows at most {} ranks per core, {} on the {} core(s) this "
+        "process may use",
+        o.nproc, kRanksPerCoreOversubscribed, limit, cores);
   }
-  return fmt::format("--nproc {}: one rank per core, and this process may use {} core(s); --oversubscribe allows "
-                     "up to {} per core ({})",
-                     o.nproc, cores, kRanksPerCoreOversubscribed, kRanksPerCoreOversubscribed * cores);
+  return fmt::format(
+      "--nproc {}: one rank per core, and this process may use {} core(s); --oversubscribe allows "
+      "up to {} per core ({})",
+      o.nproc, cores, kRanksPerCoreOversubscribed, kRanksPerCoreOversubscribed * cores);
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ int measure_and_write(const RunOptions& o, RunPlan& plan, Result& result, const 
   Progress progress(Progress::stderr_is_tty());
   try {
     result.suites = run_suites(plan, progress);
-    end_distributed_run();  // the other ranks exit while rank 0 writes
+    end_distributed_run();         // the other ranks exit while rank 0 writes
   } catch (const InputError& e) {  // bad input found while staging or measuring: nothing written
     return usage_error(e.what());
   }

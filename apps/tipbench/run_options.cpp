@@ -6,7 +6,11 @@
 namespace tipbench::cli {
 
 SuiteContext suite_context_from(const RunOptions& o, const c10::Device& device) {
-  return {.device = device, .models = o.models, .batch_size = o.batch_size, .seed = o.seed, .quick = o.quick,
+  return {.device = device,
+          .models = o.models,
+          .batch_size = o.batch_size,
+          .seed = o.seed,
+          .quick = o.quick,
           .options = o.suite_options};
 }
 

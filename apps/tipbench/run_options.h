@@ -13,11 +13,11 @@ namespace tipbench::cli {
 
 using tipbench::kRanksPerCoreOversubscribed;
 using tipbench::measure_settings_from;
-using tipbench::RunOptions;
 using tipbench::run_option_differences;
 using tipbench::run_option_problems;
 using tipbench::run_options_from_json;
 using tipbench::run_options_to_json;
+using tipbench::RunOptions;
 
 // Every declared suite option at its default: what a run starts from before the flags.
 SuiteOptionValues default_suite_options();

@@ -17,9 +17,10 @@ std::optional<std::string> resume_options(RunOptions& o, const std::set<std::str
   RunOptions here = o;
   if (here.out.empty()) here.out = recorded.out;
   if (const auto diffs = run_option_differences(here, recorded, typed); !diffs.empty()) {
-    return fmt::format("--resume {}: this command's options differ from the interrupted run's ({}); run "
-                       "`tipbench run --resume {}` alone to finish it as it was started",
-                       o.resume, fmt::join(diffs, "; "), o.resume);
+    return fmt::format(
+        "--resume {}: this command's options differ from the interrupted run's ({}); run "
+        "`tipbench run --resume {}` alone to finish it as it was started",
+        o.resume, fmt::join(diffs, "; "), o.resume);
   }
   recorded.resume = o.resume;
   recorded.verbose = o.verbose;
@@ -43,11 +44,13 @@ std::optional<std::string> resume_context_problem(const RunContext& here, const 
                                 here.git.sha.empty() ? "-" : here.git.sha.substr(0, 12), recorded.tipbench_version,
                                 recorded.git.sha.empty() ? "-" : recorded.git.sha.substr(0, 12)));
   }
-  if (here.device != recorded.device) diffs.push_back(fmt::format("device {} here, {} in the run", here.device, recorded.device));
+  if (here.device != recorded.device)
+    diffs.push_back(fmt::format("device {} here, {} in the run", here.device, recorded.device));
   if (diffs.empty()) return std::nullopt;
-  return fmt::format("--resume {}: the finished cases were measured elsewhere: {}; a result must come from one "
-                     "machine and build (start the run again instead)",
-                     file, fmt::join(diffs, "; "));
+  return fmt::format(
+      "--resume {}: the finished cases were measured elsewhere: {}; a result must come from one "
+      "machine and build (start the run again instead)",
+      file, fmt::join(diffs, "; "));
 }
 
 RunContext resumed_context(const RunContext& here, const PartialRun& partial, const std::string& file) {
@@ -71,9 +74,10 @@ std::map<std::string, CaseResult> finished_cases_of(const Result& r) {
 
 std::string result_write_failure(const std::string& reason, const std::string& partial_path) {
   if (partial_path.empty()) return fmt::format("cannot write the result: {} (no finished case was kept)", reason);
-  return fmt::format("cannot write the result: {} (the finished cases are kept in {}: finish with tipbench run "
-                     "--resume {})",
-                     reason, partial_path, partial_path);
+  return fmt::format(
+      "cannot write the result: {} (the finished cases are kept in {}: finish with tipbench run "
+      "--resume {})",
+      reason, partial_path, partial_path);
 }
 
 std::string resume_hint(int cases, const std::string& partial_path) {

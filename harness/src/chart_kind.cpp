@@ -4,8 +4,8 @@ namespace tipbench {
 
 namespace {
 
-constexpr ChartKind kKinds[] = {ChartKind::none, ChartKind::batch_curves, ChartKind::memory_vs_time,
-                                ChartKind::scaling, ChartKind::pipeline_ladder};
+constexpr ChartKind kKinds[] = {ChartKind::none, ChartKind::batch_curves, ChartKind::memory_vs_time, ChartKind::scaling,
+                                ChartKind::pipeline_ladder};
 
 }  // namespace
 

@@ -15,7 +15,8 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
 volatile std::sig_atomic_t g_child = 0;  // pid being waited for, 0 when none
-struct sigaction g_old_int {}, g_old_term {};
+struct sigaction g_old_int {
+}, g_old_term{};
 
 // Async-signal-safe: records the signal and passes it on (kill is safe in a handler).
 void on_termination(int signal_number) {

@@ -54,12 +54,10 @@ std::string arm_cpu_name(const std::string& implementer, const std::string& part
   static const std::map<std::string, std::string> implementers = {
       {"0x41", "ARM"}, {"0x4e", "NVIDIA"}, {"0xc0", "Ampere"}, {"0x61", "Apple"}};
   static const std::map<std::pair<std::string, std::string>, std::string> parts = {
-      {{"0x41", "0xd0c"}, "Neoverse-N1"}, {{"0x41", "0xd40"}, "Neoverse-V1"},
-      {{"0x41", "0xd49"}, "Neoverse-N2"}, {{"0x41", "0xd4f"}, "Neoverse-V2"},
-      {{"0x41", "0xd84"}, "Neoverse-V3"}, {{"0x41", "0xd8e"}, "Neoverse-N3"}};
+      {{"0x41", "0xd0c"}, "Neoverse-N1"}, {{"0x41", "0xd40"}, "Neoverse-V1"}, {{"0x41", "0xd49"}, "Neoverse-N2"},
+      {{"0x41", "0xd4f"}, "Neoverse-V2"}, {{"0x41", "0xd84"}, "Neoverse-V3"}, {{"0x41", "0xd8e"}, "Neoverse-N3"}};
   const auto vendor = implementers.find(implementer);
-  const std::string vendor_name =
-      vendor != implementers.end() ? vendor->second : "CPU implementer " + implementer;
+  const std::string vendor_name = vendor != implementers.end() ? vendor->second : "CPU implementer " + implementer;
   const auto known = parts.find({implementer, part});
   return vendor_name + " " + (known != parts.end() ? known->second : "part " + part);
 }
@@ -96,8 +94,7 @@ std::string os_pretty_name() {
     while (std::getline(in, line)) {
       if (line.rfind("PRETTY_NAME=", 0) != 0) continue;
       std::string value = trim(std::string_view(line).substr(std::string_view("PRETTY_NAME=").size()));
-      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
-          value.back() == value.front()) {
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
         value = value.substr(1, value.size() - 2);
       }
       if (!value.empty()) return value;
@@ -110,8 +107,7 @@ std::string os_description() {
   std::string os = os_pretty_name();
   utsname u{};
   if (uname(&u) == 0) {
-    const std::string kernel =
-        std::string(u.sysname) + " " + u.release + " " + u.machine;  // "Linux 6.1.0 x86_64"
+    const std::string kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;  // "Linux 6.1.0 x86_64"
     os = os.empty() ? kernel : os + ", " + kernel;
   }
   return os.empty() ? "unknown OS" : os;
@@ -130,7 +126,7 @@ std::string compiler_description() {
 std::string build_type() {
   const std::string configured = TIPBENCH_BUILD_TYPE;
   if (!configured.empty()) return configured;
-  // Multi-config generators or an empty CMAKE_BUILD_TYPE: say what the compiler was told.
+    // Multi-config generators or an empty CMAKE_BUILD_TYPE: say what the compiler was told.
 #if defined(__OPTIMIZE__)
   return "unspecified (optimised)";
 #else

@@ -46,9 +46,6 @@ void visit_scalar_fields(F&& f, Fp&... fp) {
   f("build_type", fp.build_type...);
 }
 
-
-
-
 // [a-z0-9.] kept (lowercased); every other run of characters becomes one '-', none at the ends.
 // '_' never appears: the slug uses it to separate its parts.
 std::string slug_part(std::string_view s) {
@@ -87,16 +84,14 @@ std::string fingerprint_slug(const Fingerprint& fp) {
   std::string device;
   if (fp.gpus.empty()) {
     const std::string model = cpu_slug_part(fp.cpu_model);
-    device = "cpu-" + (model.empty() ? std::string("unknown") : model) + "-" +
-             std::to_string(fp.cpu_cores) + "c";
+    device = "cpu-" + (model.empty() ? std::string("unknown") : model) + "-" + std::to_string(fp.cpu_cores) + "c";
   } else {
     // Each distinct GPU model in order of appearance, with "-xN" when there are several.
     std::vector<std::pair<std::string, int>> models;
     for (const auto& g : fp.gpus) {
       std::string name = slug_part(g.name);
       if (name.empty()) name = "unknown-gpu";
-      auto it = std::find_if(models.begin(), models.end(),
-                             [&](const auto& m) { return m.first == name; });
+      auto it = std::find_if(models.begin(), models.end(), [&](const auto& m) { return m.first == name; });
       if (it == models.end()) {
         models.emplace_back(std::move(name), 1);
       } else {

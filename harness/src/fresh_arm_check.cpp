@@ -21,7 +21,8 @@ SuiteContext check_context(const Suite& suite, const c10::Device& device) {
   context.device = device;
   context.quick = true;
   const auto supported = suite.supported_models();
-  const bool small_cnn = supported.empty() || std::find(supported.begin(), supported.end(), "small_cnn") != supported.end();
+  const bool small_cnn =
+      supported.empty() || std::find(supported.begin(), supported.end(), "small_cnn") != supported.end();
   context.models = {small_cnn ? std::string("small_cnn") : supported.front()};
   return context;
 }
@@ -57,9 +58,9 @@ char check_suite(const std::string& self, const Suite& suite, const c10::Device&
           continue;
         }
         name = arm_name(suite.name(), cases[ci], arm);
-        const auto outcome = run_trial_in_fresh_process(self, suite, context, static_cast<int>(ci),
-                                                        static_cast<int>(ai), settings, 0, 0,
-                                                        suite.trial_environment(context, cases[ci], arm));
+        const auto outcome =
+            run_trial_in_fresh_process(self, suite, context, static_cast<int>(ci), static_cast<int>(ai), settings, 0, 0,
+                                       suite.trial_environment(context, cases[ci], arm));
         auto ms = outcome.trial.step_times_ms;
         std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
         fmt::print("ok       {}  {:.3g} ms/step\n", name, ms.empty() ? 0.0 : ms[ms.size() / 2]);

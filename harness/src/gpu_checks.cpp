@@ -41,12 +41,8 @@ struct ThrottleReason {
   const char* text;
 };
 constexpr ThrottleReason kThrottleReasons[] = {
-    {0x4ULL, "software power cap"},
-    {0x8ULL, "hardware slowdown"},
-    {0x10ULL, "sync boost"},
-    {0x20ULL, "software thermal slowdown"},
-    {0x40ULL, "hardware thermal slowdown"},
-    {0x80ULL, "hardware power brake"},
+    {0x4ULL, "software power cap"},         {0x8ULL, "hardware slowdown"},          {0x10ULL, "sync boost"},
+    {0x20ULL, "software thermal slowdown"}, {0x40ULL, "hardware thermal slowdown"}, {0x80ULL, "hardware power brake"},
 };
 
 class Nvml {
@@ -61,10 +57,8 @@ class Nvml {
     shutdown_ = sym<int (*)()>("nvmlShutdown");
     error_string = sym<const char* (*)(nvmlReturn_t)>("nvmlErrorString");
     device_count = sym<nvmlReturn_t (*)(unsigned int*)>("nvmlDeviceGetCount_v2");
-    handle_by_index =
-        sym<nvmlReturn_t (*)(unsigned int, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2");
-    handle_by_pci_bus_id =
-        sym<nvmlReturn_t (*)(const char*, nvmlDevice_t*)>("nvmlDeviceGetHandleByPciBusId_v2");
+    handle_by_index = sym<nvmlReturn_t (*)(unsigned int, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2");
+    handle_by_pci_bus_id = sym<nvmlReturn_t (*)(const char*, nvmlDevice_t*)>("nvmlDeviceGetHandleByPciBusId_v2");
     name = sym<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int)>("nvmlDeviceGetName");
     compute_processes = sym<ProcessesFn>("nvmlDeviceGetComputeRunningProcesses_v3");
     if (compute_processes == nullptr) {
@@ -145,8 +139,7 @@ std::vector<NvmlGpu> gpus_to_check(const Nvml& nvml) {
       for (int i = 0; i < cuda_count; ++i) {
         const cudaDeviceProp* p = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(i));
         char bus_id[32];  // NVML_DEVICE_PCI_BUS_ID_FMT
-        std::snprintf(bus_id, sizeof(bus_id), "%08X:%02X:%02X.0", p->pciDomainID, p->pciBusID,
-                      p->pciDeviceID);
+        std::snprintf(bus_id, sizeof(bus_id), "%08X:%02X:%02X.0", p->pciDomainID, p->pciBusID, p->pciDeviceID);
         nvmlDevice_t handle = nullptr;
         if (nvml.handle_by_pci_bus_id(bus_id, &handle) == kNvmlSuccess) {
           add(std::to_string(i), handle);
@@ -158,8 +151,7 @@ std::vector<NvmlGpu> gpus_to_check(const Nvml& nvml) {
     gpus.clear();  // CUDA could not describe its devices: fall back to what NVML sees
   }
   unsigned int count = 0;
-  if (nvml.device_count == nullptr || nvml.handle_by_index == nullptr ||
-      nvml.device_count(&count) != kNvmlSuccess) {
+  if (nvml.device_count == nullptr || nvml.handle_by_index == nullptr || nvml.device_count(&count) != kNvmlSuccess) {
     return gpus;
   }
   for (unsigned int i = 0; i < count; ++i) {
@@ -201,8 +193,8 @@ void check_other_processes(const Nvml& nvml, const NvmlGpu& gpu, std::vector<std
     if (p.usedGpuMemory != ~0ULL) memory += p.usedGpuMemory;  // NVML_VALUE_NOT_AVAILABLE
   }
   if (others == 0) return;
-  out.push_back(gpu.label + " is in use by " + std::to_string(others) + " other process" +
-                (others > 1 ? "es" : "") + " (pid " + pids + (memory > 0 ? ", " + format_gib(memory) : "") +
+  out.push_back(gpu.label + " is in use by " + std::to_string(others) + " other process" + (others > 1 ? "es" : "") +
+                " (pid " + pids + (memory > 0 ? ", " + format_gib(memory) : "") +
                 "): they compete for SMs and memory bandwidth, so timings are noisy; stop them or "
                 "run on an idle GPU (CUDA_VISIBLE_DEVICES).");
 }
@@ -243,10 +235,10 @@ void check_gpus(std::vector<std::string>& out) {
     return;
   }
   if (!nvml.initialised()) {
-    out.push_back("GPU clocks, throttling and other GPU processes could not be checked (NVML "
-                  "failed to initialise: " +
-                  nvml.init_error() +
-                  "); check the NVIDIA driver installation with `nvidia-smi`.");
+    out.push_back(
+        "GPU clocks, throttling and other GPU processes could not be checked (NVML "
+        "failed to initialise: " +
+        nvml.init_error() + "); check the NVIDIA driver installation with `nvidia-smi`.");
     return;
   }
   for (const auto& gpu : gpus_to_check(nvml)) {

@@ -29,8 +29,7 @@ void check_build(std::vector<std::string>& out) {
   constexpr bool optimised = false;
 #endif
   if (lower != "debug" && optimised) return;
-  out.push_back("tipbench was built " +
-                (type.empty() ? std::string("without a build type") : "as " + type) +
+  out.push_back("tipbench was built " + (type.empty() ? std::string("without a build type") : "as " + type) +
                 (optimised ? "" : " (no compiler optimisation)") +
                 ", so host-side overheads are inflated and timings are not representative; "
                 "rebuild with -DCMAKE_BUILD_TYPE=Release.");
@@ -41,12 +40,10 @@ void check_cpu_governor(std::vector<std::string>& out) {
   std::map<std::string, int> not_performance;  // governor -> number of CPUs
   int cpus = 0;
   std::error_code ec;
-  for (fs::directory_iterator it("/sys/devices/system/cpu", ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (fs::directory_iterator it("/sys/devices/system/cpu", ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() <= 3 || name.compare(0, 3, "cpu") != 0 ||
-        !std::all_of(name.begin() + 3, name.end(),
-                     [](unsigned char c) { return std::isdigit(c) != 0; })) {
+        !std::all_of(name.begin() + 3, name.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
       continue;
     }
     std::ifstream in(it->path() / "cpufreq" / "scaling_governor");
@@ -83,10 +80,11 @@ void check_cpu_load(std::vector<std::string>& out) {
   CPU_ZERO(&set);
   const int cpus = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
   if (cpus <= 0 || load <= cpus) return;
-  out.push_back(fmt::format("The 1-minute load average is {:.1f} on {} CPUs: other processes compete with this "
-                            "run for the CPU, so CPU-side timings will be noisy (expect [noisy] rows); run on "
-                            "an idle machine for figures you want to keep.",
-                            load, cpus));
+  out.push_back(
+      fmt::format("The 1-minute load average is {:.1f} on {} CPUs: other processes compete with this "
+                  "run for the CPU, so CPU-side timings will be noisy (expect [noisy] rows); run on "
+                  "an idle machine for figures you want to keep.",
+                  load, cpus));
 }
 
 }  // namespace

@@ -19,9 +19,7 @@ bool reset_peak_rss() {
   return static_cast<bool>(out);
 }
 
-c10::DeviceIndex cuda_index(const c10::Device& device) {
-  return device.has_index() ? device.index() : 0;
-}
+c10::DeviceIndex cuda_index(const c10::Device& device) { return device.has_index() ? device.index() : 0; }
 
 }  // namespace
 

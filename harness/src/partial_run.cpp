@@ -44,9 +44,10 @@ PartialRun read_partial_run(const std::string& path) {
     throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", path, e.what()));
   }
   if (!j.is_object() || !j.contains(kMarker)) {
-    throw InputError(fmt::format("{}: not a partial run file (those end in .partial and are kept beside an "
-                                 "interrupted run's --out)",
-                                 path));
+    throw InputError(
+        fmt::format("{}: not a partial run file (those end in .partial and are kept beside an "
+                    "interrupted run's --out)",
+                    path));
   }
   if (j.at(kMarker) != kPartialRunVersion) {
     throw InputError(fmt::format("{}: partial run format {} is not the {} this tipbench reads", path,

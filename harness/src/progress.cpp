@@ -15,8 +15,7 @@ void Progress::begin(int total_trials) {
   elapsed_s_ = 0;
 }
 
-void Progress::trial_started(const std::string& suite, const std::string& arm, int block,
-                             int blocks) {
+void Progress::trial_started(const std::string& suite, const std::string& arm, int block, int blocks) {
   current_ = fmt::format("[{}/{}] {} {} block {}/{}", done_ + 1, total_, suite, arm, block + 1, blocks);
   draw();
 }

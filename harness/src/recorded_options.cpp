@@ -22,10 +22,18 @@ struct Field {
   const char* flag;
 };
 constexpr Field kFields[] = {
-    {"suites", "--suite"},         {"models", "--model"},          {"device", "--device"},
-    {"batch_size", "--batch-size"}, {"quick", "--quick"},          {"blocks", "--blocks"},
-    {"threshold_pct", "--threshold"}, {"out", "--out"},            {"seed", "--seed"},
-    {"inject_slowdown_pct", "--inject-slowdown"}, {"profile_dir", "--profile"}, {"nproc", "--nproc"},
+    {"suites", "--suite"},
+    {"models", "--model"},
+    {"device", "--device"},
+    {"batch_size", "--batch-size"},
+    {"quick", "--quick"},
+    {"blocks", "--blocks"},
+    {"threshold_pct", "--threshold"},
+    {"out", "--out"},
+    {"seed", "--seed"},
+    {"inject_slowdown_pct", "--inject-slowdown"},
+    {"profile_dir", "--profile"},
+    {"nproc", "--nproc"},
     {"oversubscribe", "--oversubscribe"},
 };
 
@@ -123,7 +131,8 @@ std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptio
     if (declared == catalogue.options.end()) {
       add(fmt::format("--{}: no suite declares it", abbreviated(name)));
     } else if (declared->type == OptionType::flag) {
-      if (value != "true" && value != "false" && !value.empty()) add(fmt::format("--{}: '{}' is not true or false", name, abbreviated(value)));
+      if (value != "true" && value != "false" && !value.empty())
+        add(fmt::format("--{}: '{}' is not true or false", name, abbreviated(value)));
     } else {
       add(declared->problem(value));
     }
@@ -145,7 +154,8 @@ std::vector<std::string> run_option_differences(const RunOptions& here, const Ru
     if (!typed.contains("--" + name)) continue;
     const auto there = recorded.suite_options.find(name);
     const std::string before = there == recorded.suite_options.end() ? "unset" : there->second;
-    if (before != value) out.push_back(fmt::format("--{}: \"{}\" here, \"{}\" in the partial run", name, value, before));
+    if (before != value)
+      out.push_back(fmt::format("--{}: \"{}\" here, \"{}\" in the partial run", name, value, before));
   }
   return out;
 }
@@ -179,9 +189,10 @@ ResumeFile read_resume_file(const std::string& path, const RunOptionCatalogue& c
     for (const auto& [key, value] : given.items()) {
       if (!recorded.contains(key) || recorded.at(key) != value) differ.push_back(key);
     }
-    throw InputError(fmt::format("{}: the interrupted run's options disagree with the settings its result recorded "
-                                 "({}): the file was edited",
-                                 path, fmt::join(differ, ", ")));
+    throw InputError(
+        fmt::format("{}: the interrupted run's options disagree with the settings its result recorded "
+                    "({}): the file was edited",
+                    path, fmt::join(differ, ", ")));
   }
   return r;
 }

@@ -40,7 +40,8 @@ std::vector<DeclaredOption> declared_options() {
   std::vector<DeclaredOption> out;
   for (const auto& s : registry()) {
     for (const auto& option : s->options()) {
-      auto same = std::find_if(out.begin(), out.end(), [&](const DeclaredOption& d) { return d.option.name == option.name; });
+      auto same =
+          std::find_if(out.begin(), out.end(), [&](const DeclaredOption& d) { return d.option.name == option.name; });
       if (same == out.end()) {
         out.push_back({option, {s->name()}});
         continue;

@@ -72,8 +72,7 @@ Levels levels_from_json(const ojson& j) {
 }
 
 ojson summary_to_json(const stats::Summary& s) {
-  return {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
-          {"mean", s.mean},     {"cv", s.cv},   {"n", s.n}};
+  return {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90}, {"mean", s.mean}, {"cv", s.cv}, {"n", s.n}};
 }
 
 stats::Summary summary_from_json(const ojson& j) {
@@ -197,7 +196,9 @@ Comparison comparison_from_json(const ojson& j) {
 }
 
 ojson case_to_json(const CaseResult& c) {
-  ojson j = {{"name", c.name}, {"params", levels_to_json(c.params)}, {"arms", ojson::array()},
+  ojson j = {{"name", c.name},
+             {"params", levels_to_json(c.params)},
+             {"arms", ojson::array()},
              {"comparisons", ojson::array()}};
   for (const auto& a : c.arms) j["arms"].push_back(arm_to_json(a));
   for (const auto& cmp : c.comparisons) j["comparisons"].push_back(comparison_to_json(cmp));
@@ -255,18 +256,16 @@ RunContext context_from_json(const ojson& j) {
 }
 
 void check_schema_version(const ojson& document, const std::string& origin) {
-  if (!document.is_object() || !document.contains("schema_version") ||
-      !document.at("schema_version").is_string()) {
+  if (!document.is_object() || !document.contains("schema_version") || !document.at("schema_version").is_string()) {
     throw InputError(origin + ": not a tipbench result (no \"schema_version\")");
   }
   const auto version = document.at("schema_version").get<std::string>();
   int major = -1;
   std::istringstream(version) >> major;
   if (major != kSchemaMajor) {
-    throw InputError(fmt::format(
-        "{}: result schema version {} is not supported; this tipbench reads {}.x{}", origin,
-        version, kSchemaMajor,
-        major > kSchemaMajor ? " (the file is newer: upgrade tipbench)" : ""));
+    throw InputError(fmt::format("{}: result schema version {} is not supported; this tipbench reads {}.x{}", origin,
+                                 version, kSchemaMajor,
+                                 major > kSchemaMajor ? " (the file is newer: upgrade tipbench)" : ""));
   }
 }
 
@@ -331,11 +330,10 @@ ojson to_json_document(const Result& r) {
   ojson j = {{"schema_version", r.schema_version}, {"context", context_to_json(r.context)}};
   j["suites"] = ojson::array();
   for (const auto& s : r.suites) {
-    ojson suite = {{"name", s.name},
-                   {"description", s.description},
-                   {"isolation", s.isolation},
-                   {"cases", ojson::array()}};
-    if (s.source_claim) suite["source_claim"] = {{"sources", s.source_claim->sources}, {"claim", s.source_claim->claim}};
+    ojson suite = {
+        {"name", s.name}, {"description", s.description}, {"isolation", s.isolation}, {"cases", ojson::array()}};
+    if (s.source_claim)
+      suite["source_claim"] = {{"sources", s.source_claim->sources}, {"claim", s.source_claim->claim}};
     if (s.chart) suite["chart"] = to_string(*s.chart);
     for (const auto& c : s.cases) suite["cases"].push_back(case_to_json(c));
     if (!s.notes.empty()) suite["notes"] = s.notes;
@@ -366,8 +364,7 @@ Result parse_result(const ojson& document, const std::string& origin) {
     }
     return r;
   } catch (const std::exception& e) {
-    throw InputError(fmt::format("{}: does not match result schema {}: {}", origin,
-                                 schema_version(), e.what()));
+    throw InputError(fmt::format("{}: does not match result schema {}: {}", origin, schema_version(), e.what()));
   }
 }
 

@@ -83,8 +83,8 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
       try {
         TrialOutcome outcome =
             suite.isolation(plan.context) == Isolation::fresh_process
-                ? run_trial_in_fresh_process(plan.self_executable, suite, plan.context, p.case_index, ai,
-                                             plan.settings, block, static_cast<int>(position),
+                ? run_trial_in_fresh_process(plan.self_executable, suite, plan.context, p.case_index, ai, plan.settings,
+                                             block, static_cast<int>(position),
                                              suite.trial_environment(plan.context, p.spec, p.spec.arms[ai]))
                 : run_trial(suite, plan.context, p.spec, p.spec.arms[ai], plan.settings, block,
                             static_cast<int>(position));
@@ -116,8 +116,7 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
         progress.note("failed: " + arm.name + ": " + arm.reason);
         if (plan.verbose) progress.note(error_details(e));
       }
-      progress.trial_finished(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      progress.trial_finished(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
   }
   summarize_case(p.result, plan.settings);
@@ -160,9 +159,10 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
   // A resumed run's finished cases must be cases of this plan: one the plan lacks would be lost.
   for (const auto& [name, kept] : plan.finished_cases) {
     if (!planned_names.contains(name)) {
-      throw InputError(fmt::format("the finished case {} is not in this run's plan: the run's options do not "
-                                   "describe the cases it kept",
-                                   name));
+      throw InputError(
+          fmt::format("the finished case {} is not in this run's plan: the run's options do not "
+                      "describe the cases it kept",
+                      name));
     }
   }
   progress.begin(total_trials);

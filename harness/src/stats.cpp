@@ -12,9 +12,7 @@
 namespace tipbench::stats {
 namespace {
 
-[[noreturn]] void fail(const std::string& message) {
-  throw std::invalid_argument("tipbench::stats: " + message);
-}
+[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument("tipbench::stats: " + message); }
 
 // Type-7 quantile of a buffer we own; reorders it. nth_element keeps the bootstrap loop O(n) per
 // resample, and sharing this one routine keeps median() and the bootstrap bit-identical.
@@ -58,8 +56,7 @@ void validate_pairs(std::span<const double> treatment, std::span<const double> b
     for (double v : {treatment[i], baseline[i]}) {
       // A ratio needs positive, finite values; !(v > 0) also catches NaN.
       if (!(v > 0) || !std::isfinite(v)) {
-        fail("paired samples must be positive and finite; block " + std::to_string(i) +
-             " has " + std::to_string(v));
+        fail("paired samples must be positive and finite; block " + std::to_string(i) + " has " + std::to_string(v));
       }
     }
   }
@@ -73,8 +70,7 @@ void validate_options(const BootstrapOptions& options) {
 }
 
 // Ratio of medians for every bootstrap resample of the blocks, pairs kept together.
-std::vector<double> bootstrap_ratios(std::span<const double> treatment,
-                                     std::span<const double> baseline,
+std::vector<double> bootstrap_ratios(std::span<const double> treatment, std::span<const double> baseline,
                                      const BootstrapOptions& options) {
   const std::size_t n = treatment.size();
   std::mt19937_64 rng(options.seed);
@@ -97,8 +93,8 @@ std::vector<double> bootstrap_ratios(std::span<const double> treatment,
 double bootstrap_p_value(std::span<const double> ratios) {
   const auto at_or_below = std::ranges::count_if(ratios, [](double r) { return r <= 1; });
   const auto at_or_above = std::ranges::count_if(ratios, [](double r) { return r >= 1; });
-  const double tail = static_cast<double>(std::min(at_or_below, at_or_above) + 1) /
-                      static_cast<double>(ratios.size() + 1);
+  const double tail =
+      static_cast<double>(std::min(at_or_below, at_or_above) + 1) / static_cast<double>(ratios.size() + 1);
   return std::min(1.0, 2 * tail);
 }
 
@@ -164,8 +160,7 @@ RatioTest paired_ratio_test(std::span<const double> treatment, std::span<const d
   return ratio_test_from(std::move(ratios), treatment, baseline, options.confidence, treatment.size());
 }
 
-RatioEstimate paired_ratio_of_medians(std::span<const double> treatment,
-                                      std::span<const double> baseline,
+RatioEstimate paired_ratio_of_medians(std::span<const double> treatment, std::span<const double> baseline,
                                       const BootstrapOptions& options) {
   return paired_ratio_test(treatment, baseline, options).estimate;
 }
@@ -209,10 +204,8 @@ MedianInterval median_interval(std::span<const double> xs, const BootstrapOption
     m = quantile_in_place(resample, 0.5);
   }
   const double tail = (1 - options.confidence) / 2;
-  return MedianInterval{.median = median(xs),
-                        .ci_low = quantile(medians, tail),
-                        .ci_high = quantile(medians, 1 - tail),
-                        .n = xs.size()};
+  return MedianInterval{
+      .median = median(xs), .ci_low = quantile(medians, tail), .ci_high = quantile(medians, 1 - tail), .n = xs.size()};
 }
 
 std::vector<bool> holm_reject(std::span<const double> p_values, double alpha) {
@@ -224,8 +217,7 @@ std::vector<bool> holm_reject(std::span<const double> p_values, double alpha) {
   std::vector<std::size_t> order(m);
   std::iota(order.begin(), order.end(), std::size_t{0});
   // Stable, so equal p-values keep their input order and the result is deterministic.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return p_values[a] < p_values[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p_values[a] < p_values[b]; });
   std::vector<bool> reject(m, false);
   // Step down from the smallest p-value; the k-th smallest is tested at alpha / (m - k). The first
   // one that survives stops the procedure: every larger p-value survives too.

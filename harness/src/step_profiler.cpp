@@ -65,7 +65,8 @@ std::vector<OpTime> top_five(const std::map<std::string, Accumulated>& totals, i
   for (const auto& [name, total] : totals) {
     ops.push_back({name, total.self_ns / 1e6 / steps, total.calls / steps});
   }
-  std::sort(ops.begin(), ops.end(), [](const OpTime& a, const OpTime& b) { return a.self_ms_per_step > b.self_ms_per_step; });
+  std::sort(ops.begin(), ops.end(),
+            [](const OpTime& a, const OpTime& b) { return a.self_ms_per_step > b.self_ms_per_step; });
   if (ops.size() > 5) ops.resize(5);
   return ops;
 }
@@ -75,10 +76,14 @@ std::vector<OpTime> top_five(const std::map<std::string, Accumulated>& totals, i
 std::string trace_file_name(const std::string& arm_name) {
   std::string out;
   for (char ch : arm_name) {
-    if (ch == '/') out += '.';
-    else if (ch == ':') out += '-';
-    else if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.') out += ch;
-    else out += '_';
+    if (ch == '/')
+      out += '.';
+    else if (ch == ':')
+      out += '-';
+    else if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.')
+      out += ch;
+    else
+      out += '_';
   }
   return out + ".trace.json";
 }

@@ -56,8 +56,8 @@ std::optional<double> memory_of(const Trial& t) {
 
 TrialMetric trial_throughput() { return {"throughput_samples_per_s", true, throughput_of}; }
 
-std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResult& baseline,
-                                       const TrialMetric& metric, const MeasureSettings& settings) {
+std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResult& baseline, const TrialMetric& metric,
+                                       const MeasureSettings& settings) {
   const Paired paired = pair_by_block(treatment, baseline, metric);
   if (paired.treatment.size() < kMinPairedBlocks) return std::nullopt;
   Comparison c;
@@ -66,20 +66,19 @@ std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResu
   c.metric = metric.name;
   c.estimate = stats::paired_ratio_of_medians(
       paired.treatment, paired.baseline,
-      {.resamples = static_cast<std::size_t>(settings.bootstrap_resamples),
-       .seed = settings.seed});
-  c.verdict = stats::decide(c.estimate, {.practical_threshold = settings.practical_threshold,
-                                         .higher_is_better = metric.higher_is_better});
-  const double cv = std::max(stats::coefficient_of_variation(paired.treatment),
-                             stats::coefficient_of_variation(paired.baseline));
+      {.resamples = static_cast<std::size_t>(settings.bootstrap_resamples), .seed = settings.seed});
+  c.verdict = stats::decide(
+      c.estimate, {.practical_threshold = settings.practical_threshold, .higher_is_better = metric.higher_is_better});
+  const double cv =
+      std::max(stats::coefficient_of_variation(paired.treatment), stats::coefficient_of_variation(paired.baseline));
   c.cv = cv;
   c.noisy = cv > noisy_cv_limit(settings);
   if (c.noisy) {
     c.recommendation = fmt::format(
         "between-block CV {:.1f}% exceeds {:.1f}%: re-run with --blocks {} (or longer trials) "
         "to resolve a {:.0f}% effect",
-        100 * cv, 100 * noisy_cv_limit(settings),
-        stats::blocks_needed(cv, settings.practical_threshold), 100 * settings.practical_threshold);
+        100 * cv, 100 * noisy_cv_limit(settings), stats::blocks_needed(cv, settings.practical_threshold),
+        100 * settings.practical_threshold);
   }
   return c;
 }
@@ -113,9 +112,8 @@ void summarize_case(CaseResult& c, const MeasureSettings& settings) {
   c.comparisons.clear();
   auto base = std::find_if(c.arms.begin(), c.arms.end(), [](const ArmResult& a) { return a.baseline; });
   if (base == c.arms.end() || base->status != ArmStatus::ok) return;
-  const TrialMetric metrics[] = {trial_throughput(),
-                                 {"step_cpu_time_ms", false, cpu_time_per_step_ms},
-                                 {base->memory_metric, false, memory_of}};
+  const TrialMetric metrics[] = {
+      trial_throughput(), {"step_cpu_time_ms", false, cpu_time_per_step_ms}, {base->memory_metric, false, memory_of}};
   for (const auto& arm : c.arms) {
     if (arm.baseline || arm.status != ArmStatus::ok) continue;
     for (const auto& metric : metrics) {

@@ -74,9 +74,8 @@ int timed_step_count(const WarmupOutcome& warmup, const MeasureSettings& s) {
 
 }  // namespace
 
-TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
-                       const ArmSpec& arm, const MeasureSettings& settings, int block,
-                       int position) {
+TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                       const MeasureSettings& settings, int block, int position) {
   const c10::Device device = context.device;
   initialize_device(device);  // before the memory probe's first allocator call (and in a trial process)
   detail::MemoryProbe memory(device);
@@ -121,8 +120,8 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   out.info = workload->info();
   out.invalid_reason = workload->invalid_reason().value_or("");
   if (!settings.profile_dir.empty() && block == settings.blocks - 1) {  // after everything measured
-    const auto path = std::filesystem::path(settings.profile_dir) /
-                      detail::trace_file_name(arm_name(suite.name(), c, arm));
+    const auto path =
+        std::filesystem::path(settings.profile_dir) / detail::trace_file_name(arm_name(suite.name(), c, arm));
     out.profile = detail::profile_steps(*workload, device, settings.profile_steps, path.string());
   }
   return out;

@@ -32,7 +32,7 @@ using ojson = nlohmann::ordered_json;
 
 ojson context_to_json(const SuiteContext& c) {
   return {{"device", c.device.str()}, {"models", c.models}, {"batch_size", c.batch_size},
-          {"seed", c.seed}, {"quick", c.quick}, {"options", c.options}};
+          {"seed", c.seed},           {"quick", c.quick},   {"options", c.options}};
 }
 
 SuiteContext context_from_json(const ojson& j) {
@@ -97,10 +97,13 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
   if (::mkdtemp(dir.data()) == nullptr) throw std::runtime_error("cannot create a directory for a trial process");
   const std::string request = dir + "/request.json";
   const std::string response = dir + "/response.json";
-  ojson req = {{"suite", suite.name()},         {"case_index", case_index},
-               {"arm_index", arm_index},        {"context", context_to_json(context)},
+  ojson req = {{"suite", suite.name()},
+               {"case_index", case_index},
+               {"arm_index", arm_index},
+               {"context", context_to_json(context)},
                {"settings", ojson(nlohmann::json(settings))},
-               {"block", block},                {"position", position}};
+               {"block", block},
+               {"position", position}};
   write_file_atomically(request, req.dump());
   if (context.device.is_cuda()) {
     // The child shares the device: hand back what this process's caching allocators keep from
@@ -147,9 +150,10 @@ int serve_trial_request(const std::string& request_path, const std::string& resp
     const auto& c = cases.at(req.at("case_index").get<std::size_t>());
     const auto& arm = c.arms.at(req.at("arm_index").get<std::size_t>());
     const auto settings = nlohmann::json::parse(req.at("settings").dump()).get<MeasureSettings>();
-    auto outcome = run_trial(*suite, context, c, arm, settings, req.at("block").get<int>(),
-                             req.at("position").get<int>());
-    res = {{"trial", trial_to_json(outcome.trial)}, {"info", ojson(outcome.info)},
+    auto outcome =
+        run_trial(*suite, context, c, arm, settings, req.at("block").get<int>(), req.at("position").get<int>());
+    res = {{"trial", trial_to_json(outcome.trial)},
+           {"info", ojson(outcome.info)},
            {"invalid_reason", outcome.invalid_reason}};
     if (outcome.profile) res["profile"] = profile_to_json(*outcome.profile);
   } catch (const InputError& e) {

@@ -48,9 +48,9 @@ const std::vector<Entry>& registry() {
        [](const ModelOptions& o, int64_t s) { return make_vit(ViTOptions::b16(), o, s); }},
       {{"small_cnn", "cnn", 32, 10, "4 stride-2 conv-BN-ReLU stages (32-256 ch), GAP, linear; 0.39 M params"},
        [](const ModelOptions& o, int64_t) {
-         return torch::nn::AnyModule(SmallCNN(SmallCNNOptions{
-             .num_classes = o.num_classes, .conv_bias_before_bn = o.conv_bias_before_bn,
-             .inplace_relu = o.inplace_relu}));
+         return torch::nn::AnyModule(SmallCNN(SmallCNNOptions{.num_classes = o.num_classes,
+                                                              .conv_bias_before_bn = o.conv_bias_before_bn,
+                                                              .inplace_relu = o.inplace_relu}));
        }},
   };
   return entries;

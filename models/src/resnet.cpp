@@ -22,8 +22,8 @@ nn::Sequential make_downsample(int64_t in, int64_t out, int64_t stride, bool bia
 }
 
 template <typename Block>
-nn::Sequential make_stage(int64_t& in_channels, int64_t planes, int64_t blocks, int64_t stride,
-                          bool bias, bool inplace_relu) {
+nn::Sequential make_stage(int64_t& in_channels, int64_t planes, int64_t blocks, int64_t stride, bool bias,
+                          bool inplace_relu) {
   nn::Sequential stage;
   for (int64_t i = 0; i < blocks; ++i) {
     stage->push_back(Block(in_channels, planes, i == 0 ? stride : 1, bias, inplace_relu));
@@ -39,8 +39,7 @@ torch::Tensor relu(torch::Tensor x, bool inplace) { return inplace ? x.relu_() :
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-BasicBlockImpl::BasicBlockImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias,
-                               bool inplace_relu)
+BasicBlockImpl::BasicBlockImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias, bool inplace_relu)
     : in_channels_(in_channels), planes_(planes), stride_(stride), conv_bias_(conv_bias), inplace_relu_(inplace_relu) {
   reset();
 }
@@ -62,8 +61,7 @@ torch::Tensor BasicBlockImpl::forward(torch::Tensor x) {
 }
 
 // ---------------------------------------------------------------------------------------------
-BottleneckImpl::BottleneckImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias,
-                               bool inplace_relu)
+BottleneckImpl::BottleneckImpl(int64_t in_channels, int64_t planes, int64_t stride, bool conv_bias, bool inplace_relu)
     : in_channels_(in_channels), planes_(planes), stride_(stride), conv_bias_(conv_bias), inplace_relu_(inplace_relu) {
   reset();
 }
@@ -93,8 +91,8 @@ ResNetImpl::ResNetImpl(ResNetOptions options) : options_(options) { reset(); }
 
 void ResNetImpl::reset() {
   const bool bias = options_.conv_bias_before_bn;
-  conv1 = register_module(
-      "conv1", nn::Conv2d(nn::Conv2dOptions(3, 64, /*kernel_size=*/7).stride(2).padding(3).bias(bias)));
+  conv1 =
+      register_module("conv1", nn::Conv2d(nn::Conv2dOptions(3, 64, /*kernel_size=*/7).stride(2).padding(3).bias(bias)));
   bn1 = register_module("bn1", nn::BatchNorm2d(64));
 
   int64_t in_channels = 64;

@@ -10,10 +10,10 @@ ConvBNReLUImpl::ConvBNReLUImpl(int64_t in_channels, int64_t out_channels, bool c
 }
 
 void ConvBNReLUImpl::reset() {
-  conv = register_module("conv", nn::Conv2d(nn::Conv2dOptions(in_channels_, out_channels_, /*kernel_size=*/3)
-                                                .stride(2)
-                                                .padding(1)
-                                                .bias(conv_bias_)));
+  conv = register_module(
+      "conv",
+      nn::Conv2d(
+          nn::Conv2dOptions(in_channels_, out_channels_, /*kernel_size=*/3).stride(2).padding(1).bias(conv_bias_)));
   bn = register_module("bn", nn::BatchNorm2d(out_channels_));
   torch::NoGradGuard no_grad;
   nn::init::kaiming_normal_(conv->weight, /*a=*/0, torch::kFanOut, torch::kReLU);
@@ -48,12 +48,8 @@ std::vector<ConvBNReLU> SmallCNNImpl::stages() const {
   return out;
 }
 
-torch::Tensor SmallCNNImpl::head(torch::Tensor x) {
-  return fc(torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1));
-}
+torch::Tensor SmallCNNImpl::head(torch::Tensor x) { return fc(torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1)); }
 
-torch::Tensor SmallCNNImpl::forward(torch::Tensor x) {
-  return head(features->forward(std::move(x)));
-}
+torch::Tensor SmallCNNImpl::forward(torch::Tensor x) { return head(features->forward(std::move(x))); }
 
 }  // namespace tipbench::models

@@ -127,19 +127,19 @@ class StateDictUnpickler {
 
   void step(uint8_t op) {
     switch (op) {
-      case 0x80: read_byte(); break;                  // PROTO
-      case 0x95: read_n(8); break;                    // FRAME
-      case '(': marks_.push_back(stack_.size()); break;  // MARK
-      case '0': pop(); break;                         // POP
-      case '1': pop_to_mark(); break;                 // POP_MARK
-      case '2': stack_.push_back(top()); break;       // DUP
-      case 'N': stack_.emplace_back(); break;         // NONE
-      case 0x88: stack_.emplace_back(true); break;    // NEWTRUE
-      case 0x89: stack_.emplace_back(false); break;   // NEWFALSE
+      case 0x80: read_byte(); break;                                       // PROTO
+      case 0x95: read_n(8); break;                                         // FRAME
+      case '(': marks_.push_back(stack_.size()); break;                    // MARK
+      case '0': pop(); break;                                              // POP
+      case '1': pop_to_mark(); break;                                      // POP_MARK
+      case '2': stack_.push_back(top()); break;                            // DUP
+      case 'N': stack_.emplace_back(); break;                              // NONE
+      case 0x88: stack_.emplace_back(true); break;                         // NEWTRUE
+      case 0x89: stack_.emplace_back(false); break;                        // NEWFALSE
       case 'K': stack_.emplace_back(int64_t{read_le<uint8_t>()}); break;   // BININT1
       case 'M': stack_.emplace_back(int64_t{read_le<uint16_t>()}); break;  // BININT2
       case 'J': stack_.emplace_back(int64_t{read_le<int32_t>()}); break;   // BININT
-      case 0x8a: {                                    // LONG1
+      case 0x8a: {                                                         // LONG1
         const auto n = static_cast<uint8_t>(read_byte());
         TORCH_CHECK(n <= 8, "integer of ", int(n), " bytes is too large");
         const char* b = read_n(n);
@@ -149,7 +149,7 @@ class StateDictUnpickler {
         stack_.emplace_back(static_cast<int64_t>(u));
         break;
       }
-      case 'G': {                                     // BINFLOAT (big-endian)
+      case 'G': {  // BINFLOAT (big-endian)
         const char* b = read_n(8);
         uint64_t u = 0;
         for (int i = 0; i < 8; ++i) u = (u << 8) | uint8_t(b[i]);
@@ -158,51 +158,60 @@ class StateDictUnpickler {
         stack_.emplace_back(d);
         break;
       }
-      case 'X': case 'T': case 'B': {                 // BINUNICODE, BINSTRING, BINBYTES
+      case 'X':
+      case 'T':
+      case 'B': {  // BINUNICODE, BINSTRING, BINBYTES
         const auto n = read_le<uint32_t>();
         stack_.emplace_back(std::string(read_n(n), n));
         break;
       }
-      case 0x8c: case 'U': case 'C': {                // SHORT_BINUNICODE, SHORT_BINSTRING, SHORT_BINBYTES
+      case 0x8c:
+      case 'U':
+      case 'C': {  // SHORT_BINUNICODE, SHORT_BINSTRING, SHORT_BINBYTES
         const auto n = read_le<uint8_t>();
         stack_.emplace_back(std::string(read_n(n), n));
         break;
       }
-      case 0x8d: case 0x8e: {                         // BINUNICODE8, BINBYTES8
+      case 0x8d:
+      case 0x8e: {  // BINUNICODE8, BINBYTES8
         const auto n = read_le<uint64_t>();
         stack_.emplace_back(std::string(read_n(n), n));
         break;
       }
       case ')': stack_.emplace_back(c10::ivalue::Tuple::create(std::vector<c10::IValue>{})); break;
       case 't': stack_.emplace_back(c10::ivalue::Tuple::create(pop_to_mark())); break;
-      case 0x85: case 0x86: case 0x87: {              // TUPLE1..3
+      case 0x85:
+      case 0x86:
+      case 0x87: {  // TUPLE1..3
         const size_t n = op - 0x84;
         TORCH_CHECK(stack_.size() >= n, "malformed pickle: stack underflow");
-        std::vector<c10::IValue> items(std::make_move_iterator(stack_.end() - n), std::make_move_iterator(stack_.end()));
+        std::vector<c10::IValue> items(std::make_move_iterator(stack_.end() - n),
+                                       std::make_move_iterator(stack_.end()));
         stack_.resize(stack_.size() - n);
         stack_.emplace_back(c10::ivalue::Tuple::create(std::move(items)));
         break;
       }
       case ']': stack_.emplace_back(c10::impl::GenericList(c10::AnyType::get())); break;
-      case 'l': {                                     // LIST
+      case 'l': {  // LIST
         c10::impl::GenericList list(c10::AnyType::get());
         for (auto& v : pop_to_mark()) list.push_back(std::move(v));
         stack_.emplace_back(std::move(list));
         break;
       }
-      case 'a': {                                     // APPEND
+      case 'a': {  // APPEND
         auto v = pop();
         top().toList().push_back(std::move(v));
         break;
       }
-      case 'e': {                                     // APPENDS
+      case 'e': {  // APPENDS
         auto items = pop_to_mark();
         auto list = top().toList();
         for (auto& v : items) list.push_back(std::move(v));
         break;
       }
       case '}': stack_.emplace_back(c10::impl::GenericDict(c10::AnyType::get(), c10::AnyType::get())); break;
-      case 'd': case 'u': {                           // DICT, SETITEMS
+      case 'd':
+      case 'u': {  // DICT, SETITEMS
         auto items = pop_to_mark();
         TORCH_CHECK(items.size() % 2 == 0, "malformed pickle: odd number of dict items");
         c10::impl::GenericDict dict(c10::AnyType::get(), c10::AnyType::get());
@@ -211,44 +220,44 @@ class StateDictUnpickler {
         if (op == 'd') stack_.emplace_back(std::move(dict));
         break;
       }
-      case 's': {                                     // SETITEM
+      case 's': {  // SETITEM
         auto value = pop();
         auto key = pop();
         as_dict(top()).insert_or_assign(std::move(key), std::move(value));
         break;
       }
-      case 'q': memo_put(read_le<uint8_t>()); break;  // BINPUT
-      case 'r': memo_put(read_le<uint32_t>()); break; // LONG_BINPUT
-      case 0x94: memo_put(memo_.size()); break;       // MEMOIZE
+      case 'q': memo_put(read_le<uint8_t>()); break;                     // BINPUT
+      case 'r': memo_put(read_le<uint32_t>()); break;                    // LONG_BINPUT
+      case 0x94: memo_put(memo_.size()); break;                          // MEMOIZE
       case 'h': stack_.push_back(memo_get(read_le<uint8_t>())); break;   // BINGET
       case 'j': stack_.push_back(memo_get(read_le<uint32_t>())); break;  // LONG_BINGET
-      case 'c': {                                     // GLOBAL
+      case 'c': {                                                        // GLOBAL
         auto module = read_line();
         auto name = read_line();
         stack_.push_back(make_global(module, name));
         break;
       }
-      case 0x93: {                                    // STACK_GLOBAL
+      case 0x93: {  // STACK_GLOBAL
         auto name = pop();
         auto module = pop();
         stack_.push_back(make_global(module.toStringRef(), name.toStringRef()));
         break;
       }
-      case 'R': case 0x81: {                          // REDUCE, NEWOBJ
+      case 'R':
+      case 0x81: {  // REDUCE, NEWOBJ
         auto args = pop();
         auto callable = pop();
         stack_.push_back(call(global_name(callable), args.toTupleRef().elements()));
         break;
       }
-      case 'b': {                                     // BUILD: state on an OrderedDict (_metadata)
+      case 'b': {  // BUILD: state on an OrderedDict (_metadata)
         auto state = pop();
-        TORCH_CHECK(top().isGenericDict() || top().isTensor(), "unsupported object state (BUILD on ",
-                    top().tagKind(), ")");
+        TORCH_CHECK(top().isGenericDict() || top().isTensor(), "unsupported object state (BUILD on ", top().tagKind(),
+                    ")");
         break;
       }
       case 'Q': stack_.push_back(persistent_load(pop())); break;  // BINPERSID
-      default:
-        TORCH_CHECK(false, "unsupported pickle opcode 0x", std::hex, int(op));
+      default: TORCH_CHECK(false, "unsupported pickle opcode 0x", std::hex, int(op));
     }
   }
 
@@ -331,8 +340,7 @@ std::vector<std::pair<std::string, torch::Tensor>> load_tensors(const std::strin
                              "' (expected a torch.save zip archive): " + first_line(e));
   }
   if (!value.isGenericDict()) {
-    throw std::runtime_error("state dict '" + path + "' holds a " + value.tagKind() +
-                             ", not a dict of name -> tensor");
+    throw std::runtime_error("state dict '" + path + "' holds a " + value.tagKind() + ", not a dict of name -> tensor");
   }
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (const auto& item : value.toGenericDict()) {
@@ -352,8 +360,7 @@ std::string LoadReport::describe() const {
     s << "ok, " << loaded.size() << " tensors loaded";
     return s.str();
   }
-  s << missing.size() << " missing, " << unexpected.size() << " unexpected, " << mismatched.size()
-    << " mismatched";
+  s << missing.size() << " missing, " << unexpected.size() << " unexpected, " << mismatched.size() << " mismatched";
   for (const auto& name : missing) s << "\n  missing: " << name;
   for (const auto& name : unexpected) s << "\n  unexpected: " << name;
   for (const auto& what : mismatched) s << "\n  mismatched: " << what;

@@ -30,8 +30,7 @@ void trunc_normal_(torch::Tensor t, double std, double lo = -2.0, double hi = 2.
 // ---------------------------------------------------------------------------------------------
 SelfAttentionImpl::SelfAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout)
     : embed_dim_(embed_dim), num_heads_(num_heads), dropout_(dropout) {
-  TORCH_CHECK(embed_dim % num_heads == 0, "embed_dim ", embed_dim, " is not divisible by num_heads ",
-              num_heads);
+  TORCH_CHECK(embed_dim % num_heads == 0, "embed_dim ", embed_dim, " is not divisible by num_heads ", num_heads);
   reset();
 }
 
@@ -59,8 +58,8 @@ torch::Tensor SelfAttentionImpl::forward(torch::Tensor x) {
 }
 
 // ---------------------------------------------------------------------------------------------
-EncoderBlockImpl::EncoderBlockImpl(int64_t hidden_dim, int64_t num_heads, int64_t mlp_dim,
-                                   double dropout, double attention_dropout)
+EncoderBlockImpl::EncoderBlockImpl(int64_t hidden_dim, int64_t num_heads, int64_t mlp_dim, double dropout,
+                                   double attention_dropout)
     : hidden_dim_(hidden_dim),
       num_heads_(num_heads),
       mlp_dim_(mlp_dim),
@@ -72,13 +71,11 @@ EncoderBlockImpl::EncoderBlockImpl(int64_t hidden_dim, int64_t num_heads, int64_
 void EncoderBlockImpl::reset() {
   auto layer_norm = [&] { return nn::LayerNorm(nn::LayerNormOptions({hidden_dim_}).eps(1e-6)); };
   ln_1 = register_module("ln_1", layer_norm());
-  self_attention = register_module(
-      "self_attention", SelfAttention(hidden_dim_, num_heads_, attention_dropout_));
+  self_attention = register_module("self_attention", SelfAttention(hidden_dim_, num_heads_, attention_dropout_));
   dropout = register_module("dropout", nn::Dropout(dropout_p_));
   ln_2 = register_module("ln_2", layer_norm());
   nn::Linear fc1(hidden_dim_, mlp_dim_), fc2(mlp_dim_, hidden_dim_);
-  mlp = register_module(
-      "mlp", nn::Sequential(fc1, nn::GELU(), nn::Dropout(dropout_p_), fc2, nn::Dropout(dropout_p_)));
+  mlp = register_module("mlp", nn::Sequential(fc1, nn::GELU(), nn::Dropout(dropout_p_), fc2, nn::Dropout(dropout_p_)));
   // torchvision MLPBlock: xavier_uniform_ weights, normal(std=1e-6) biases.
   torch::NoGradGuard no_grad;
   for (auto& fc : {fc1, fc2}) {
@@ -93,8 +90,7 @@ torch::Tensor EncoderBlockImpl::forward(torch::Tensor x) {
 }
 
 // ---------------------------------------------------------------------------------------------
-EncoderImpl::EncoderImpl(int64_t seq_length, const ViTOptions& options)
-    : seq_length_(seq_length), options_(options) {
+EncoderImpl::EncoderImpl(int64_t seq_length, const ViTOptions& options) : seq_length_(seq_length), options_(options) {
   reset();
 }
 
@@ -109,16 +105,15 @@ void EncoderImpl::reset() {
   layers = nn::Sequential();
   for (int64_t i = 0; i < o.num_layers; ++i) {
     layers->push_back("encoder_layer_" + std::to_string(i),
-                      EncoderBlock(o.hidden_dim, o.num_heads, o.mlp_dim, o.dropout,
-                                   o.attention_dropout));
+                      EncoderBlock(o.hidden_dim, o.num_heads, o.mlp_dim, o.dropout, o.attention_dropout));
   }
   register_module("layers", layers);
   ln = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({o.hidden_dim}).eps(1e-6)));
 }
 
 torch::Tensor EncoderImpl::add_position(torch::Tensor x) {
-  TORCH_CHECK(x.dim() == 3 && x.size(1) == seq_length_ && x.size(2) == options_.hidden_dim,
-              "expected tokens [N, ", seq_length_, ", ", options_.hidden_dim, "], got ", x.sizes());
+  TORCH_CHECK(x.dim() == 3 && x.size(1) == seq_length_ && x.size(2) == options_.hidden_dim, "expected tokens [N, ",
+              seq_length_, ", ", options_.hidden_dim, "], got ", x.sizes());
   return dropout(x + pos_embedding);
 }
 
@@ -131,14 +126,12 @@ std::vector<EncoderBlock> EncoderImpl::blocks() const {
   return out;
 }
 
-torch::Tensor EncoderImpl::forward(torch::Tensor x) {
-  return ln(layers->forward(add_position(std::move(x))));
-}
+torch::Tensor EncoderImpl::forward(torch::Tensor x) { return ln(layers->forward(add_position(std::move(x)))); }
 
 // ---------------------------------------------------------------------------------------------
 VisionTransformerImpl::VisionTransformerImpl(ViTOptions options) : options_(options) {
-  TORCH_CHECK(options_.image_size % options_.patch_size == 0, "ViT image_size ",
-              options_.image_size, " is not divisible by patch_size ", options_.patch_size);
+  TORCH_CHECK(options_.image_size % options_.patch_size == 0, "ViT image_size ", options_.image_size,
+              " is not divisible by patch_size ", options_.patch_size);
   reset();
 }
 
@@ -150,8 +143,8 @@ int64_t VisionTransformerImpl::seq_length() const {
 void VisionTransformerImpl::reset() {
   const auto& o = options_;
   class_token = register_parameter("class_token", torch::zeros({1, 1, o.hidden_dim}));
-  conv_proj = register_module(
-      "conv_proj", nn::Conv2d(nn::Conv2dOptions(3, o.hidden_dim, o.patch_size).stride(o.patch_size)));
+  conv_proj =
+      register_module("conv_proj", nn::Conv2d(nn::Conv2dOptions(3, o.hidden_dim, o.patch_size).stride(o.patch_size)));
   encoder = register_module("encoder", Encoder(seq_length(), o));
   nn::Linear head(o.hidden_dim, o.num_classes);
   heads = nn::Sequential();

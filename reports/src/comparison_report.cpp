@@ -24,9 +24,9 @@ std::string run_letter(std::size_t i) {
 // median with its interval, and each later run's comparison with the first.
 struct Table {
   std::vector<CellKey> keys;
-  std::vector<std::map<CellKey, stats::MedianInterval>> values;       // per run
-  std::vector<std::map<CellKey, CellComparison>> changes;            // per run (index 0 empty)
-  std::vector<gate::RunComparison> comparisons;                      // per later run
+  std::vector<std::map<CellKey, stats::MedianInterval>> values;  // per run
+  std::vector<std::map<CellKey, CellComparison>> changes;        // per run (index 0 empty)
+  std::vector<gate::RunComparison> comparisons;                  // per later run
 };
 
 Table gather(const std::vector<NamedRun>& runs, const gate::CompareOptions& options) {
@@ -36,9 +36,8 @@ Table gather(const std::vector<NamedRun>& runs, const gate::CompareOptions& opti
   for (std::size_t r = 0; r < runs.size(); ++r) {
     for (const auto& cell : gate::extract_cells(runs[r].result)) {
       if (std::find(t.keys.begin(), t.keys.end(), cell.key) == t.keys.end()) t.keys.push_back(cell.key);
-      t.values[r][cell.key] = stats::median_interval(cell.values(), {.resamples = options.resamples,
-                                                                      .confidence = options.confidence,
-                                                                      .seed = options.seed});
+      t.values[r][cell.key] = stats::median_interval(
+          cell.values(), {.resamples = options.resamples, .confidence = options.confidence, .seed = options.seed});
     }
   }
   t.comparisons = compare_to_reference(runs, options);
@@ -60,9 +59,7 @@ std::string verdict_text(const CellComparison& c, double threshold) {
 }
 
 // Positive = worse, in the metric's own direction.
-double badness(const CellComparison& c) {
-  return gate::higher_is_better(c.key.metric) ? -c.delta() : c.delta();
-}
+double badness(const CellComparison& c) { return gate::higher_is_better(c.key.metric) ? -c.delta() : c.delta(); }
 
 // What differs from run A's fingerprint, with both values: "libtorch_version 2.11.0 -> 2.15.0, ...".
 std::string changes_from_first(const std::vector<NamedRun>& runs, std::size_t i) {
@@ -107,14 +104,16 @@ void print_comparison(const std::vector<NamedRun>& runs, const gate::CompareOpti
       }
       std::string change;
       if (auto c = t.changes[r].find(key); c != t.changes[r].end()) {
-        change = fmt::format("   {}  {}", format_delta(c->second), verdict_text(c->second, options.practical_threshold));
+        change =
+            fmt::format("   {}  {}", format_delta(c->second), verdict_text(c->second, options.practical_threshold));
       } else if (r > 0) {
         change = "   (not comparable: too few blocks or absent in A)";
       }
       fmt::print(out, "    {}  {}{}\n", run_letter(r), value_text(key.metric, v->second), change);
     }
   }
-  fmt::print(out, "\nValues: median over blocks [95% bootstrap interval]. Changes: ratio of medians to {} "
+  fmt::print(out,
+             "\nValues: median over blocks [95% bootstrap interval]. Changes: ratio of medians to {} "
              "[95% interval], a verdict needs the interval to exclude 0 and at least {:g}%.\n",
              run_letter(0), 100 * options.practical_threshold);
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -125,7 +124,9 @@ void print_comparison(const std::vector<NamedRun>& runs, const gate::CompareOpti
 
 std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::CompareOptions& options) {
   const Table t = gather(runs, options);
-  std::string md = "### tipbench comparison\n\n| run | file | fingerprint | device | time (UTC) | git |\n|---|---|---|---|---|---|\n";
+  std::string md =
+      "### tipbench comparison\n\n| run | file | fingerprint | device | time (UTC) | git "
+      "|\n|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& ctx = runs[i].result.context;
     md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", run_letter(i), markdown_escape(runs[i].label),
@@ -135,7 +136,8 @@ std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::C
   for (std::size_t i = 1; i < runs.size(); ++i) {
     const auto changes = changes_from_first(runs, i);
     if (!changes.empty()) {
-      md += fmt::format("\n> **{} ran on a different fingerprint than A**: {}\n", run_letter(i), markdown_escape(changes));
+      md += fmt::format("\n> **{} ran on a different fingerprint than A**: {}\n", run_letter(i),
+                        markdown_escape(changes));
     }
   }
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -180,10 +182,11 @@ std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::C
     }
     md += "\n";
   }
-  md += fmt::format("\nMedian over blocks; Δ is the ratio of medians to A with a 95% {} bootstrap interval; a "
-                    "verdict needs the interval to exclude 0 and at least {:g}%. `[noisy]`: between-block CV "
-                    "above half that threshold.\n",
-                    options.paired ? "paired" : "unpaired", 100 * options.practical_threshold);
+  md += fmt::format(
+      "\nMedian over blocks; Δ is the ratio of medians to A with a 95% {} bootstrap interval; a "
+      "verdict needs the interval to exclude 0 and at least {:g}%. `[noisy]`: between-block CV "
+      "above half that threshold.\n",
+      options.paired ? "paired" : "unpaired", 100 * options.practical_threshold);
   return md;
 }
 
@@ -192,7 +195,8 @@ std::string run_markdown(const NamedRun& run) {
   std::string md = fmt::format("### tipbench run {}\n\n`{}` on {}, {} (git {})\n\n", markdown_escape(run.label),
                                markdown_escape(ctx.fingerprint_slug), markdown_escape(ctx.device),
                                markdown_escape(ctx.timestamp_utc), markdown_escape(ctx.git.sha.substr(0, 12)));
-  if (const auto banner = injected_slowdown_banner(run.result); !banner.empty()) md += "> **" + markdown_escape(banner) + "**\n\n";
+  if (const auto banner = injected_slowdown_banner(run.result); !banner.empty())
+    md += "> **" + markdown_escape(banner) + "**\n\n";
   struct Row {
     std::string case_name;
     const Comparison* comparison;
@@ -211,8 +215,9 @@ std::string run_markdown(const NamedRun& run) {
   std::stable_sort(rows.begin(), rows.end(),
                    [&](const Row& a, const Row& b) { return bad(a.comparison) > bad(b.comparison); });
   // The sources' claim beside each verdict: the findings of a run read against what was promised.
-  md += "| case | treatment vs baseline | metric | ratio [95% CI] | verdict | source claim |\n"
-        "|---|---|---|---:|---|---|\n";
+  md +=
+      "| case | treatment vs baseline | metric | ratio [95% CI] | verdict | source claim |\n"
+      "|---|---|---|---:|---|---|\n";
   for (const auto& row : rows) {
     const Comparison* c = row.comparison;
     const auto& claim = row.suite->source_claim;

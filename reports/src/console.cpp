@@ -24,8 +24,8 @@ void print_arm(const ArmResult& arm, std::FILE* out) {
 }
 
 void print_comparison(const Comparison& c, std::FILE* out) {
-  fmt::print(out, "    {} vs {}: {} {}  {}{}\n", c.treatment, c.baseline, metric_label(c.metric),
-             ratio_with_ci(c), verdict_label(c), c.noisy ? "  [noisy]" : "");
+  fmt::print(out, "    {} vs {}: {} {}  {}{}\n", c.treatment, c.baseline, metric_label(c.metric), ratio_with_ci(c),
+             verdict_label(c), c.noisy ? "  [noisy]" : "");
 }
 
 // The noisiest comparison of a case, or nullptr when none is noisy.

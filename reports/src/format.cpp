@@ -20,9 +20,7 @@ std::string human_bytes(std::int64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
 }
 
-std::string percent(double fraction, int decimals) {
-  return fmt::format("{:.{}f}%", 100 * fraction, decimals);
-}
+std::string percent(double fraction, int decimals) { return fmt::format("{:.{}f}%", 100 * fraction, decimals); }
 
 std::string ratio_with_ci(const Comparison& c) {
   return fmt::format("x{:.3f} [{:.3f}, {:.3f}]", c.estimate.ratio, c.estimate.ci_low, c.estimate.ci_high);

@@ -50,7 +50,9 @@ void print_gate_report(const gate::GateReport& report, const std::string& baseli
 
 std::string gate_markdown(const gate::GateReport& report, const std::string& baseline_label,
                           const std::string& current_label) {
-  const char* icon = report.outcome == gate::Outcome::pass ? "✅" : report.outcome == gate::Outcome::fail ? "❌" : "⚠️";
+  const char* icon = report.outcome == gate::Outcome::pass   ? "✅"
+                     : report.outcome == gate::Outcome::fail ? "❌"
+                                                             : "⚠️";
   std::string md = fmt::format("### {} tipbench gate: **{}**\n\n{}: current `{}` vs baseline `{}`\n\n", icon,
                                gate::to_string(report.outcome), markdown_escape(report.mode),
                                markdown_escape(current_label), markdown_escape(baseline_label));
@@ -69,9 +71,10 @@ std::string gate_markdown(const gate::GateReport& report, const std::string& bas
       p = fmt::format("{:.4f}", c.comparison->test.p_value);
     }
     const bool bad = c.status == gate::CheckStatus::regression;
-    md += fmt::format("| {}{}{} | {} | {} | {} | {} | {:g}% | {} |\n", bad ? "**" : "", gate::to_string(c.status),
-                      bad ? "**" : "", markdown_escape(c.key.case_name + "/arm:" + c.key.arm),
-                      markdown_escape(metric_name(c.key.metric)), delta, p, 100 * c.threshold, markdown_escape(c.detail));
+    md +=
+        fmt::format("| {}{}{} | {} | {} | {} | {} | {:g}% | {} |\n", bad ? "**" : "", gate::to_string(c.status),
+                    bad ? "**" : "", markdown_escape(c.key.case_name + "/arm:" + c.key.arm),
+                    markdown_escape(metric_name(c.key.metric)), delta, p, 100 * c.threshold, markdown_escape(c.detail));
   }
   if (!report.problems.empty()) {
     md += "\n**Problems**\n\n";
@@ -81,7 +84,8 @@ std::string gate_markdown(const gate::GateReport& report, const std::string& bas
     md += "\n**Recommendations**\n\n";
     for (const auto& r : report.recommendations) md += "- " + markdown_escape(r) + "\n";
   }
-  md += fmt::format("\nExit code {} (0 pass, 1 confirmed regression, 3 inconclusive). Worst first.\n", report.exit_code());
+  md += fmt::format("\nExit code {} (0 pass, 1 confirmed regression, 3 inconclusive). Worst first.\n",
+                    report.exit_code());
   return md;
 }
 

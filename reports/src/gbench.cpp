@@ -16,12 +16,20 @@ double mean_step_ms(const Trial& t) {
          static_cast<double>(t.step_times_ms.size());
 }
 
-ojson benchmark(const std::string& name, const std::string& run_type, std::size_t reps, std::size_t index,
-                double ms, std::int64_t iterations, double items_per_second) {
-  ojson j = {{"name", name},         {"family_index", 0},    {"per_family_instance_index", 0},
-             {"run_name", name},     {"run_type", run_type}, {"repetitions", reps},
-             {"repetition_index", index}, {"threads", 1},   {"iterations", iterations},
-             {"real_time", ms},      {"cpu_time", ms},       {"time_unit", "ms"},
+ojson benchmark(const std::string& name, const std::string& run_type, std::size_t reps, std::size_t index, double ms,
+                std::int64_t iterations, double items_per_second) {
+  ojson j = {{"name", name},
+             {"family_index", 0},
+             {"per_family_instance_index", 0},
+             {"run_name", name},
+             {"run_type", run_type},
+             {"repetitions", reps},
+             {"repetition_index", index},
+             {"threads", 1},
+             {"iterations", iterations},
+             {"real_time", ms},
+             {"cpu_time", ms},
+             {"time_unit", "ms"},
              {"items_per_second", items_per_second}};
   if (run_type == "aggregate") {
     j.erase("repetition_index");

@@ -18,14 +18,16 @@ namespace tipbench::reports {
 namespace {
 
 std::string run_table(const std::vector<NamedRun>& runs) {
-  std::string h = "<table><tr><th>run</th><th>fingerprint</th><th>device</th><th>time (UTC)</th><th>git</th>"
-                  "<th>tipbench</th><th>blocks</th></tr>\n";
+  std::string h =
+      "<table><tr><th>run</th><th>fingerprint</th><th>device</th><th>time (UTC)</th><th>git</th>"
+      "<th>tipbench</th><th>blocks</th></tr>\n";
   for (const auto& r : runs) {
     const auto& ctx = r.result.context;
-    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td class=num>{}</td></tr>\n",
-                     html_escape(r.label), html_escape(ctx.fingerprint_slug), html_escape(ctx.device),
-                     html_escape(ctx.timestamp_utc), html_escape(ctx.git.sha.substr(0, 12)),
-                     ctx.git.dirty ? " (dirty)" : "", html_escape(ctx.tipbench_version), ctx.settings.blocks);
+    h += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td class=num>{}</td></tr>\n",
+        html_escape(r.label), html_escape(ctx.fingerprint_slug), html_escape(ctx.device),
+        html_escape(ctx.timestamp_utc), html_escape(ctx.git.sha.substr(0, 12)), ctx.git.dirty ? " (dirty)" : "",
+        html_escape(ctx.tipbench_version), ctx.settings.blocks);
   }
   return h + "</table>\n";
 }
@@ -34,7 +36,8 @@ std::string warnings(const std::vector<NamedRun>& runs) {
   std::string h;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto banner = injected_slowdown_banner(runs[i].result);
-    if (!banner.empty()) h += fmt::format("<p class=warn>{}: {}</p>\n", html_escape(runs[i].label), html_escape(banner));
+    if (!banner.empty())
+      h += fmt::format("<p class=warn>{}: {}</p>\n", html_escape(runs[i].label), html_escape(banner));
     if (i > 0) {
       const auto& a = runs[0].result.context.fingerprint;
       const auto& b = runs[i].result.context.fingerprint;
@@ -65,13 +68,15 @@ std::string top_ops_text(const std::vector<OpTime>& ops) {
 
 // The arm's profile: a link to its trace (relative to the page) and the ops with the most self time.
 std::string profile_row(const ArmProfile& p, const std::string& page_dir) {
-  if (!p.error.empty()) return fmt::format("<tr><td colspan=7 class=note>profile: not written: {}</td></tr>\n", html_escape(p.error));
+  if (!p.error.empty())
+    return fmt::format("<tr><td colspan=7 class=note>profile: not written: {}</td></tr>\n", html_escape(p.error));
   namespace fs = std::filesystem;
   std::string href = p.trace_file;
   if (!page_dir.empty()) href = fs::absolute(p.trace_file).lexically_relative(fs::absolute(page_dir)).generic_string();
-  std::string h = fmt::format("<tr><td colspan=7 class=note>profile ({} steps, <a href=\"{}\">trace</a>): top CPU ops by self "
-                              "time per step: {}",
-                              p.steps, html_escape(href), html_escape(top_ops_text(p.top_cpu_ops)));
+  std::string h = fmt::format(
+      "<tr><td colspan=7 class=note>profile ({} steps, <a href=\"{}\">trace</a>): top CPU ops by self "
+      "time per step: {}",
+      p.steps, html_escape(href), html_escape(top_ops_text(p.top_cpu_ops)));
   if (!p.top_cuda_kernels.empty()) h += "; top CUDA kernels: " + html_escape(top_ops_text(p.top_cuda_kernels));
   return h + "</td></tr>\n";
 }
@@ -94,7 +99,8 @@ std::string arm_tables(const NamedRun& run, const std::string& page_dir) {
         }
         const auto& s = arm.step_time_ms;
         h += fmt::format(
-            "<tr><td>{}{}</td><td>ok</td><td class=num>{:.3f}</td><td class=num>{:.3f}-{:.3f}</td><td class=num>{:.1f}</td>"
+            "<tr><td>{}{}</td><td>ok</td><td class=num>{:.3f}</td><td class=num>{:.3f}-{:.3f}</td><td "
+            "class=num>{:.1f}</td>"
             "<td class=num>{}</td><td class=num>{}</td></tr>\n",
             html_escape(arm.name), arm.baseline ? " (baseline)" : "", s.median, s.p10, s.p90,
             arm.throughput_samples_per_s.median, percent(arm.throughput_samples_per_s.cv),
@@ -123,9 +129,10 @@ std::string default_chartjs_path() {
 std::string read_chartjs(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw InputError(fmt::format("{}: Chart.js not found; install Debian's libjs-chart.js (apt-get install "
-                                 "libjs-chart.js, or scripts/bootstrap.sh) or pass --chartjs PATH",
-                                 path));
+    throw InputError(
+        fmt::format("{}: Chart.js not found; install Debian's libjs-chart.js (apt-get install "
+                    "libjs-chart.js, or scripts/bootstrap.sh) or pass --chartjs PATH",
+                    path));
   }
   std::ostringstream s;
   s << in.rdbuf();
@@ -133,7 +140,8 @@ std::string read_chartjs(const std::string& path) {
   if (js.find("Chart") == std::string::npos) throw InputError(path + ": does not look like Chart.js");
   // Inside <script>, only "</script" (and "<!--") could end or alter the element.
   for (std::size_t at = js.find("</"); at != std::string::npos; at = js.find("</", at + 3)) js.replace(at, 2, "<\\/");
-  for (std::size_t at = js.find("<!--"); at != std::string::npos; at = js.find("<!--", at + 5)) js.replace(at, 4, "<\\!--");
+  for (std::size_t at = js.find("<!--"); at != std::string::npos; at = js.find("<!--", at + 5))
+    js.replace(at, 4, "<\\!--");
   return js;
 }
 

@@ -111,8 +111,8 @@ json change_chart(const std::vector<NamedRun>& runs, const HtmlOptions& options)
       low.push_back(found ? json(100 * (it->test.estimate.ci_low - 1)) : json(nullptr));
       high.push_back(found ? json(100 * (it->test.estimate.ci_high - 1)) : json(nullptr));
     }
-    datasets.push_back({{"label", runs[r + 1].label + " vs " + runs[0].label},
-                        {"values", values}, {"low", low}, {"high", high}});
+    datasets.push_back(
+        {{"label", runs[r + 1].label + " vs " + runs[0].label}, {"values", values}, {"low", low}, {"high", high}});
   }
   return {{"kind", "bars_ci"},
           {"id", "change"},
@@ -148,16 +148,16 @@ void heatmaps(const NamedRun& run, json& charts) {
                            {"note", ok ? std::string() : std::string(to_string(arm.status))}});
         }
         if (xs.size() < 2 || ys.size() < 2) continue;
-        charts.push_back({{"kind", "heatmap"},
-                          {"id", "heatmap-" + c.name},
-                          {"title", fmt::format("{}: throughput by {} x {} ({})", c.name, factors.first,
-                                                factors.second, run.label)},
-                          {"x_label", factors.first},
-                          {"y_label", factors.second},
-                          {"x", xs},
-                          {"y", ys},
-                          {"value_label", "samples/s"},
-                          {"cells", cells}});
+        charts.push_back(
+            {{"kind", "heatmap"},
+             {"id", "heatmap-" + c.name},
+             {"title", fmt::format("{}: throughput by {} x {} ({})", c.name, factors.first, factors.second, run.label)},
+             {"x_label", factors.first},
+             {"y_label", factors.second},
+             {"x", xs},
+             {"y", ys},
+             {"value_label", "samples/s"},
+             {"cells", cells}});
       }
     }
   }
@@ -296,8 +296,8 @@ void tradeoffs(const NamedRun& run, json& charts) {
       json datasets = json::array();
       for (const auto& arm : c.arms) {
         if (!find_level(arm.levels, "checkpoint") || arm.status != ArmStatus::ok || !mib(arm)) continue;
-        datasets.push_back({{"label", arm.arm},
-                            {"points", json::array({{{"x", arm.step_time_ms.median}, {"y", *mib(arm)}}})}});
+        datasets.push_back(
+            {{"label", arm.arm}, {"points", json::array({{{"x", arm.step_time_ms.median}, {"y", *mib(arm)}}})}});
       }
       if (datasets.size() < 2) continue;
       charts.push_back({{"kind", "scatter"},
@@ -365,8 +365,7 @@ void trends(std::vector<const NamedRun*> runs, json& charts) {
 
 }  // namespace
 
-json report_model(const std::vector<NamedRun>& runs, const std::vector<NamedRun>& history,
-                  const HtmlOptions& options) {
+json report_model(const std::vector<NamedRun>& runs, const std::vector<NamedRun>& history, const HtmlOptions& options) {
   json charts = json::array();
   if (auto c = speedup_chart(runs); !c.is_null()) charts.push_back(c);
   if (auto c = change_chart(runs, options); !c.is_null()) charts.push_back(c);

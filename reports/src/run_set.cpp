@@ -33,13 +33,17 @@ NamedRun merge_runs_of_one_machine(const std::vector<NamedRun>& runs) {
                                    merged.result.context.fingerprint_slug));
     }
     if (nlohmann::json(run.result.context.settings) != settings) {
-      throw InputError(fmt::format("{}: measured with other settings than {} (blocks, trial time, --quick): "
-                                   "not one campaign", run.label, runs.front().label));
+      throw InputError(
+          fmt::format("{}: measured with other settings than {} (blocks, trial time, --quick): "
+                      "not one campaign",
+                      run.label, runs.front().label));
     }
     for (const auto& s : run.result.suites) {
       if (!suites.insert(s.name).second) {
-        throw InputError(fmt::format("{}: suite {} is in an earlier run too: two measurements of one suite are "
-                                     "a comparison, not one run", run.label, s.name));
+        throw InputError(
+            fmt::format("{}: suite {} is in an earlier run too: two measurements of one suite are "
+                        "a comparison, not one run",
+                        run.label, s.name));
       }
       merged.result.suites.push_back(s);
     }
@@ -50,8 +54,7 @@ NamedRun merge_runs_of_one_machine(const std::vector<NamedRun>& runs) {
 
 std::string format_delta(const gate::CellComparison& c) {
   const auto& e = c.test.estimate;
-  return fmt::format("{:+.1f}% [{:+.1f}%, {:+.1f}%]", 100 * (e.ratio - 1), 100 * (e.ci_low - 1),
-                     100 * (e.ci_high - 1));
+  return fmt::format("{:+.1f}% [{:+.1f}%, {:+.1f}%]", 100 * (e.ratio - 1), 100 * (e.ci_low - 1), 100 * (e.ci_high - 1));
 }
 
 }  // namespace tipbench::reports

@@ -19,8 +19,8 @@ class TimeToAccuracyWorkload final : public Workload {
  public:
   TimeToAccuracyWorkload(const SuiteContext& context, const TimeToAccuracySpec& spec)
       : spec_(spec), device_(context.device), data_(make_learnable_data(spec.data, device_)) {
-    TORCH_CHECK(spec.batch_size >= 1 && spec.batch_size <= spec.data.train_samples, "batch ",
-                spec.batch_size, " must be in [1, ", spec.data.train_samples, "] (the training set)");
+    TORCH_CHECK(spec.batch_size >= 1 && spec.batch_size <= spec.data.train_samples, "batch ", spec.batch_size,
+                " must be in [1, ", spec.data.train_samples, "] (the training set)");
     steps_per_epoch_ = spec.data.train_samples / spec.batch_size;  // the last partial batch is dropped
     warmup_steps_ = static_cast<std::int64_t>(std::llround(spec.warmup_epochs * steps_per_epoch_));
     restart();
@@ -104,8 +104,9 @@ class TimeToAccuracyWorkload final : public Workload {
     optimizer_ = std::make_unique<torch::optim::SGD>(
         model_.ptr()->parameters(), torch::optim::SGDOptions(spec_.peak_lr).momentum(0.9).weight_decay(5e-4));
     scheduler_ = std::make_unique<WarmupCosineLR>(
-        *optimizer_, WarmupCosineOptions{.warmup_steps = warmup_steps_,
-                                         .total_steps = std::max(warmup_steps_, spec_.schedule_epochs * steps_per_epoch_)});
+        *optimizer_,
+        WarmupCosineOptions{.warmup_steps = warmup_steps_,
+                            .total_steps = std::max(warmup_steps_, spec_.schedule_epochs * steps_per_epoch_)});
     curve_.clear();
     epochs_to_target_.reset();
     seconds_to_target_ = 0;
@@ -144,8 +145,7 @@ class TimeToAccuracyWorkload final : public Workload {
 
 }  // namespace
 
-std::unique_ptr<Workload> make_time_to_accuracy_workload(const SuiteContext& context,
-                                                         const TimeToAccuracySpec& spec) {
+std::unique_ptr<Workload> make_time_to_accuracy_workload(const SuiteContext& context, const TimeToAccuracySpec& spec) {
   return std::make_unique<TimeToAccuracyWorkload>(context, spec);
 }
 

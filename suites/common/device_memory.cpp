@@ -131,7 +131,8 @@ std::optional<std::string> largest_batch_search_unavailable(const c10::Device& d
   if (device.is_cuda()) return std::nullopt;
   return "the largest-batch search needs a CUDA device: it grows the batch until the caching allocator "
          "raises out-of-memory, and a CPU run has no such error to catch (it swaps or is killed); this run "
-         "is on " + device.str();
+         "is on " +
+         device.str();
 }
 
 BatchSearch LargestBatchSearches::find(const std::string& arm_key, const c10::Device& device,

@@ -42,7 +42,8 @@ void InputShapesPolicy::prepare(StepState& state) {
 
 StepInputs InputShapesPolicy::inputs(StepState& state, bool timing) {
   if (shapes_ == InputShapes::fixed) return state.fixed_inputs();
-  if (!timing) return shapes_ == InputShapes::ascending ? StepInputs{warmup_input_, state.labels()} : state.fixed_inputs();
+  if (!timing)
+    return shapes_ == InputShapes::ascending ? StepInputs{warmup_input_, state.labels()} : state.fixed_inputs();
   if (shapes_ == InputShapes::varying) {
     const auto [h, w] = varying_shape(state.image_size(), timed_steps_++);
     return {state.input_of(h, w), state.labels()};
@@ -58,7 +59,9 @@ std::map<std::string, double> InputShapesPolicy::metrics(const StepState& state)
   return {{"device_mallocs", static_cast<double>(device_malloc_calls(state.device()) - mallocs_before_)}};
 }
 
-nlohmann::json InputShapesPolicy::info(const StepState&) const { return {{"input_shapes", input_shapes_name(shapes_)}}; }
+nlohmann::json InputShapesPolicy::info(const StepState&) const {
+  return {{"input_shapes", input_shapes_name(shapes_)}};
+}
 
 std::optional<std::string> InputShapesPolicy::capture_unsafe_reason() const {
   if (shapes_ == InputShapes::fixed) return std::nullopt;

@@ -34,8 +34,8 @@ void LargestBatchCases::search_all(const Suite& suite, const SuiteContext& conte
   }
 }
 
-std::unique_ptr<Workload> LargestBatchCases::prepare(const Suite& suite, const SuiteContext& context,
-                                                     const CaseSpec& c, const ArmSpec& arm) const {
+std::unique_ptr<Workload> LargestBatchCases::prepare(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
+                                                     const ArmSpec& arm) const {
   const BatchSearch found = search(suite, context, c, arm);
   if (found.largest == 0) {
     const std::string why = found.probes.empty() ? "" : ": " + found.probes.back().error;

@@ -27,7 +27,10 @@ class LoaderWorkload final : public Workload {
  public:
   LoaderWorkload(const SuiteContext& context, const LoaderWorkloadSpec& spec, data::Manifest manifest,
                  const std::string& dir)
-      : spec_(spec), device_(context.device), dataset_(manifest.spec), dataset_dir_(dir),
+      : spec_(spec),
+        device_(context.device),
+        dataset_(manifest.spec),
+        dataset_dir_(dir),
         dataset_bytes_(manifest.total_bytes()) {
     spec_.loader.batch_size = spec.batch_size;
     if (!spec_.model.empty()) {
@@ -37,8 +40,8 @@ class LoaderWorkload final : public Workload {
       model_.ptr()->to(device_);
       model_.ptr()->train();
       parameters_ = models::count_parameters(*model_.ptr());
-      optimizer_ = std::make_unique<torch::optim::SGD>(model_.ptr()->parameters(),
-                                                       torch::optim::SGDOptions(0.01).momentum(0.9));
+      optimizer_ =
+          std::make_unique<torch::optim::SGD>(model_.ptr()->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
     }
     // Last, so the workers start from an empty queue once the model is ready, as in a training
     // script whose loader is iterated after the model is built.
@@ -90,7 +93,8 @@ class LoaderWorkload final : public Workload {
     m["data_wait_fraction"] = feeder_->wait_seconds() / wall_s;
     m["data_wait_ms"] = feeder_->wait_seconds() * 1000 / static_cast<double>(steps_);
     m["cpu_busy_cores"] = (last_cpu_s_ - start_cpu_s_) / wall_s;
-    if (const auto ms = feeder_->mean_copy_ms()) m[spec_.loader.decode_on_device ? "device_decode_ms" : "h2d_copy_ms"] = *ms;
+    if (const auto ms = feeder_->mean_copy_ms())
+      m[spec_.loader.decode_on_device ? "device_decode_ms" : "h2d_copy_ms"] = *ms;
     if (const auto rss = data::resident_set_bytes(); rss >= 0) m["host_rss_bytes"] = static_cast<double>(rss);
     m["skipped_files"] = static_cast<double>(skipped_);
     if (spec_.loader.cache_decoded) m["decoded_cache_bytes"] = static_cast<double>(loader_->cached_bytes());
@@ -109,10 +113,10 @@ class LoaderWorkload final : public Workload {
     if (files == 0 || static_cast<double>(skipped_) <= kMaxSkippedShare * static_cast<double>(files)) {
       return std::nullopt;
     }
-    return fmt::format("the loader skipped {} of {} files ({:.1f}%) as corrupt or missing, more than the {:g}% a "
-                       "valid trial allows (--corrupt-policy skip): its samples/s would count images never loaded",
-                       skipped_, files, 100.0 * static_cast<double>(skipped_) / static_cast<double>(files),
-                       100 * kMaxSkippedShare);
+    return fmt::format(
+        "the loader skipped {} of {} files ({:.1f}%) as corrupt or missing, more than the {:g}% a "
+        "valid trial allows (--corrupt-policy skip): its samples/s would count images never loaded",
+        skipped_, files, 100.0 * static_cast<double>(skipped_) / static_cast<double>(files), 100 * kMaxSkippedShare);
   }
 
   nlohmann::json info() const override {
@@ -128,14 +132,21 @@ class LoaderWorkload final : public Workload {
         {"batches_per_epoch", loader_->batches_per_epoch()},
         {"h2d_copy", feeder_->copy_mode()},
         {"pixels", pixels_info()},
-        {"decode", o.decode_on_device ? "nvJPEG on the device: " + feeder_->decode_backend() : "libjpeg-turbo on the workers"},
+        {"decode",
+         o.decode_on_device ? "nvJPEG on the device: " + feeder_->decode_backend() : "libjpeg-turbo on the workers"},
         {"decoded_cache", o.cache_decoded},
         {"torch_threads", torch::get_num_threads()},
         {"cpu_cores", data::available_cores()},
         {"corrupt_policy", data::to_string(o.corrupt_policy)},
-        {"dataset", {{"dir", dataset_dir_}, {"images", dataset_.images}, {"width", dataset_.width},
-                     {"height", dataset_.height}, {"classes", dataset_.classes}, {"quality", dataset_.quality},
-                     {"seed", dataset_.seed}, {"bytes", dataset_bytes_}}},
+        {"dataset",
+         {{"dir", dataset_dir_},
+          {"images", dataset_.images},
+          {"width", dataset_.width},
+          {"height", dataset_.height},
+          {"classes", dataset_.classes},
+          {"quality", dataset_.quality},
+          {"seed", dataset_.seed},
+          {"bytes", dataset_bytes_}}},
     };
     if (!spec_.model.empty()) {
       j["model"] = spec_.model;

@@ -28,9 +28,9 @@
 namespace tipbench::suites {
 
 struct LoaderWorkloadSpec {
-  std::string model;             // the model trained; "" for loader-only
+  std::string model;  // the model trained; "" for loader-only
   std::int64_t batch_size = 0;
-  data::LoaderOptions loader;    // workers, pin_memory, corrupt policy; batch size and crop set from here
+  data::LoaderOptions loader;  // workers, pin_memory, corrupt policy; batch size and crop set from here
 };
 
 std::unique_ptr<Workload> make_loader_workload(const SuiteContext& context, const LoaderWorkloadSpec& spec,

@@ -70,7 +70,9 @@ class ForeachSgd final : public MultiTensorOptimizer {
  public:
   ForeachSgd(std::vector<Tensor> params, SgdSettings s, bool fused)
       : MultiTensorOptimizer(std::move(params), std::make_unique<torch::optim::SGDOptions>(s.lr)),
-        settings_(s), fused_(fused), momentum_(size()) {}
+        settings_(s),
+        fused_(fused),
+        momentum_(size()) {}
 
  private:
   void update(const StepBatch& batch) override {
@@ -120,7 +122,12 @@ class ForeachAdamW final : public MultiTensorOptimizer {
  public:
   ForeachAdamW(std::vector<Tensor> params, AdamWSettings s, bool fused)
       : MultiTensorOptimizer(std::move(params), std::make_unique<torch::optim::AdamWOptions>(s.lr)),
-        settings_(s), fused_(fused), exp_avg_(size()), exp_avg_sq_(size()), step_tensor_(size()), steps_(size(), 0) {}
+        settings_(s),
+        fused_(fused),
+        exp_avg_(size()),
+        exp_avg_sq_(size()),
+        step_tensor_(size()),
+        steps_(size(), 0) {}
 
  private:
   void update(const StepBatch& batch) override {
@@ -134,9 +141,8 @@ class ForeachAdamW final : public MultiTensorOptimizer {
     }
     if (fused_) {
       // The fused kernel reads the step count from a float32 scalar per parameter on the device.
-      auto t = pick(step_tensor_, batch, [&](std::size_t k) {
-        return torch::zeros({}, batch.params[k].options().dtype(torch::kFloat32));
-      });
+      auto t = pick(step_tensor_, batch,
+                    [&](std::size_t k) { return torch::zeros({}, batch.params[k].options().dtype(torch::kFloat32)); });
       at::_foreach_add_(t, 1);
       for (std::size_t k = 0; k < batch.index.size(); ++k) step_tensor_[batch.index[k]] = t[k];
       at::_fused_adamw_(batch.params, batch.grads, m, v, /*max_exp_avg_sqs=*/{}, t, settings_.lr, settings_.beta1,

@@ -51,11 +51,11 @@ class StepState {
   virtual const c10::Device& device() const = 0;
   virtual torch::nn::AnyModule& model() = 0;
   virtual torch::optim::Optimizer& optimizer() = 0;
-  virtual std::int64_t image_size() const = 0;      // the model's (height = width)
+  virtual std::int64_t image_size() const = 0;  // the model's (height = width)
   virtual std::int64_t classes() const = 0;
-  virtual std::int64_t micro_batches() const = 0;   // of the step, 1 unless a policy splits it
-  virtual const at::Tensor& images() const = 0;     // staged, (batch, 3, side, side): side = largest_side
-  virtual const at::Tensor& labels() const = 0;     // staged, (batch)
+  virtual std::int64_t micro_batches() const = 0;  // of the step, 1 unless a policy splits it
+  virtual const at::Tensor& images() const = 0;    // staged, (batch, 3, side, side): side = largest_side
+  virtual const at::Tensor& labels() const = 0;    // staged, (batch)
   // A contiguous (batch, 3, h, w) input cut from the staged images (a copy, in the model's memory
   // format: the same cost in every arm of a case).
   virtual at::Tensor input_of(std::int64_t h, std::int64_t w) const = 0;
@@ -83,7 +83,7 @@ class StepPolicy {
   };
 
   virtual ~StepPolicy() = default;
-  virtual std::string name() const = 0;  // names the policy in errors
+  virtual std::string name() const = 0;   // names the policy in errors
   virtual Replaces replaces() const = 0;  // the ones it overrides (Policy<Self>)
 
   // Largest input side a step will use: the images are staged at it (default: the model's).
@@ -123,7 +123,8 @@ class StepPolicy {
   StepPolicy() = default;  // a policy is a Policy<Self>, so that replaces() is found, not declared
 
   [[noreturn]] void not_replaced(const char* hook) const {
-    throw std::logic_error("step policy '" + name() + "': its " + hook + " hook was called although it does not "
+    throw std::logic_error("step policy '" + name() + "': its " + hook +
+                           " hook was called although it does not "
                            "override it");
   }
 };

@@ -56,9 +56,10 @@ std::vector<std::int64_t> observed_step(Workload& workload) {
   std::lock_guard<std::mutex> one_at_a_time(g_recording);
   ExtentRecorder recorder;
   g_recorder = &recorder;
-  const auto handle = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(&on_op_start, &on_op_end).needsInputs(true).needsOutputs(true).scopes(
-          {at::RecordScope::FUNCTION}));
+  const auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(&on_op_start, &on_op_end)
+                                                     .needsInputs(true)
+                                                     .needsOutputs(true)
+                                                     .scopes({at::RecordScope::FUNCTION}));
   try {
     workload.step();
   } catch (...) {

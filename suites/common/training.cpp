@@ -22,8 +22,8 @@ StepPolicy* owner_of(const TrainingSpec& spec, const char* hook, bool StepPolicy
     if (!policy) throw std::invalid_argument("a training step's policy is null");
     if (!(policy->replaces().*replaced)) continue;
     if (owner) {
-      throw std::invalid_argument("step policies '" + owner->name() + "' and '" + policy->name() +
-                                  "' both replace " + hook + "; a training step takes one");
+      throw std::invalid_argument("step policies '" + owner->name() + "' and '" + policy->name() + "' both replace " +
+                                  hook + "; a training step takes one");
     }
     owner = policy.get();
   }
@@ -66,9 +66,9 @@ class TrainingWorkload final : public Workload, private StepState {
   }
 
   void step() override {
-    const torch::Tensor loss = run_step_owner_ ? run_step_owner_->run_step(*this)
-                                               : eager_step(inputs_owner_ ? inputs_owner_->inputs(*this, measuring_)
-                                                                          : fixed_inputs());
+    const torch::Tensor loss =
+        run_step_owner_ ? run_step_owner_->run_step(*this)
+                        : eager_step(inputs_owner_ ? inputs_owner_->inputs(*this, measuring_) : fixed_inputs());
     for (const auto& policy : spec_.policies) policy->after_step(*this, loss);
   }
 
@@ -91,12 +91,12 @@ class TrainingWorkload final : public Workload, private StepState {
 
   nlohmann::json info() const override {
     nlohmann::json out = {{"model", spec_.model},
-            {"parameters", parameters_},
-            {"batch_size", spec_.batch_size},
-            {"image_size", image_size_},
-            {"channels_last", spec_.model_options.channels_last},
-            {"precision", precision_name(spec_.precision)},
-            {"input_shapes", "fixed"}};
+                          {"parameters", parameters_},
+                          {"batch_size", spec_.batch_size},
+                          {"image_size", image_size_},
+                          {"channels_last", spec_.model_options.channels_last},
+                          {"precision", precision_name(spec_.precision)},
+                          {"input_shapes", "fixed"}};
     // The optimizer, recorded where an arm sets it (older results keep their shape).
     if (spec_.optimizer.kind != OptimizerKind::sgd || spec_.optimizer.impl != OptimizerImpl::loop) {
       out["optimizer"] = optimizer_kind_name(spec_.optimizer.kind);
@@ -120,8 +120,7 @@ class TrainingWorkload final : public Workload, private StepState {
 
   torch::Tensor input_of(std::int64_t h, std::int64_t w) const override {
     auto x = images_.narrow(2, 0, h).narrow(3, 0, w);
-    return spec_.model_options.channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast)
-                                             : x.contiguous();
+    return spec_.model_options.channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast) : x.contiguous();
   }
 
   StepInputs fixed_inputs() override {
@@ -234,8 +233,9 @@ std::vector<CaseSpec> training_cases(const SuiteContext& context, const std::vec
                                      const std::vector<CaseAxis>& axes, TrainingCaseOptions options) {
   std::vector<CaseSpec> out;
   for (const auto& model : models_to_run(context)) {
-    std::vector<Levels> cases = options.step_loop ? step_loop_params(context, model)
-                                                  : std::vector<Levels>{training_params(context, model, options.quick_cpu_batch)};
+    std::vector<Levels> cases = options.step_loop
+                                    ? step_loop_params(context, model)
+                                    : std::vector<Levels>{training_params(context, model, options.quick_cpu_batch)};
     for (const auto& axis : axes) {
       std::vector<Levels> product;
       for (const auto& params : cases) {

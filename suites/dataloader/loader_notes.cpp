@@ -38,8 +38,8 @@ void loader_only_notes(const CaseResult& c, const MeasureSettings& settings, std
   }
   notes.push_back(first_to_keep_up.empty()
                       ? fmt::format("  no arm's ceiling exceeds {}'s consumption", level(c.params, "model"))
-                      : fmt::format("  the first arm whose ceiling exceeds {}'s consumption: {}", level(c.params, "model"),
-                                    first_to_keep_up));
+                      : fmt::format("  the first arm whose ceiling exceeds {}'s consumption: {}",
+                                    level(c.params, "model"), first_to_keep_up));
 }
 
 // Training: how long each cell's loop blocked on the loader.

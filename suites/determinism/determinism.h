@@ -12,7 +12,7 @@
 namespace tipbench::suites {
 
 struct Determinism {
-  bool algorithms = false;       // at::Context deterministic algorithms (errors on ops without one)
+  bool algorithms = false;  // at::Context deterministic algorithms (errors on ops without one)
   bool cudnn_deterministic = false;
   bool cudnn_benchmark = false;  // the autotuner may pick a different algorithm per run: off
 

@@ -26,16 +26,18 @@ DdpReducer::DdpReducer(torch::nn::Module& module, c10::intrusive_ptr<c10d::Proce
   for (auto& p : module.parameters()) {
     if (p.requires_grad()) parameters_.push_back(p);
   }
-  if (parameters_.empty()) throw std::invalid_argument("DdpReducer: the module has no parameter that requires a gradient");
+  if (parameters_.empty())
+    throw std::invalid_argument("DdpReducer: the module has no parameter that requires a gradient");
   buffers_ = module.buffers();
   // bucket_cap_mb: None -> 25 MB with bucket_bytes_cap_default (a first bucket of
   // dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB); a value -> every bucket, the first included.
   // No overlap: one bucket whatever the size.
   constexpr auto kUnbounded = std::numeric_limits<std::int64_t>::max();
-  bucket_bytes_cap_ = !options_.overlap ? kUnbounded
+  bucket_bytes_cap_ = !options_.overlap    ? kUnbounded
                       : options_.bucket_mb ? megabytes_to_bytes(*options_.bucket_mb)
                                            : c10d::kDefaultBucketBytesCap;
-  first_bucket_bytes_cap_ = !options_.overlap || options_.bucket_mb ? bucket_bytes_cap_ : c10d::kDefaultFirstBucketBytes;
+  first_bucket_bytes_cap_ =
+      !options_.overlap || options_.bucket_mb ? bucket_bytes_cap_ : c10d::kDefaultFirstBucketBytes;
 
   torch::NoGradGuard no_grad;
   // __init__ with init_sync=True: the same parameter shapes on every rank, then every rank starts
@@ -51,18 +53,17 @@ DdpReducer::DdpReducer(torch::nn::Module& module, c10::intrusive_ptr<c10d::Proce
   // _ddp_init_helper, find_unused_parameters=False: bucket_size_limits = [sys.maxsize] (one bucket
   // until the first backward shows the real gradient order), the buckets reversed.
   const std::vector<bool> expect_sparse(parameters_.size(), false);
-  auto [bucket_indices, per_bucket_limits] = c10d::compute_bucket_assignment_by_size(
-      parameters_, {std::numeric_limits<std::size_t>::max()}, expect_sparse);
+  auto [bucket_indices, per_bucket_limits] =
+      c10d::compute_bucket_assignment_by_size(parameters_, {std::numeric_limits<std::size_t>::max()}, expect_sparse);
   std::reverse(bucket_indices.begin(), bucket_indices.end());
-  reducer_ = std::make_unique<c10d::Reducer>(parameters_, std::move(bucket_indices), group_, expect_sparse,
-                                             bucket_bytes_cap_,
-                                             /*find_unused_parameters=*/false,
-                                             /*gradient_as_bucket_view=*/false,
-                                             /*param_names=*/std::unordered_map<std::size_t, std::string>{},
-                                             first_bucket_bytes_cap_,
-                                             /*skip_all_reduce_unused_params=*/false,
-                                             /*use_python_reducer=*/false,
-                                             /*bucket_bytes_cap_list=*/std::vector<std::int64_t>{});
+  reducer_ = std::make_unique<c10d::Reducer>(
+      parameters_, std::move(bucket_indices), group_, expect_sparse, bucket_bytes_cap_,
+      /*find_unused_parameters=*/false,
+      /*gradient_as_bucket_view=*/false,
+      /*param_names=*/std::unordered_map<std::size_t, std::string>{}, first_bucket_bytes_cap_,
+      /*skip_all_reduce_unused_params=*/false,
+      /*use_python_reducer=*/false,
+      /*bucket_bytes_cap_list=*/std::vector<std::int64_t>{});
 
   // Registered after the Reducer's own hooks, so they run after them (post hooks run in order).
   for (std::size_t i = 0; i < parameters_.size(); ++i) {

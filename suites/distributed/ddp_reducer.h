@@ -89,8 +89,7 @@ class DdpReducer {
   // Our own post hooks on the gradient accumulators (after the Reducer's): the arrival order
   // and the last gradient. Their handle is std::shared_ptr<Node> up to LibTorch 2.14,
   // c10::intrusive_ptr<Node> from 2.15.
-  using AccumulatorHandle =
-      decltype(torch::autograd::impl::grad_accumulator(std::declval<const torch::Tensor&>()));
+  using AccumulatorHandle = decltype(torch::autograd::impl::grad_accumulator(std::declval<const torch::Tensor&>()));
   std::vector<std::pair<AccumulatorHandle, std::uintptr_t>> hooks_;
   mutable std::mutex mutex_;
   std::vector<std::size_t> arrived_, last_order_;

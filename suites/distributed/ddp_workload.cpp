@@ -34,8 +34,8 @@ class DdpWorkload final : public Workload {
     // Backward's compute ends at the last gradient; what follows until backward returns is the
     // all-reduce that backward did not hide, and the copy out of the buckets.
     ddp_->on_last_gradient([this] { phases_.mark(StepPhases::backward_done); });
-    optimizer_ = std::make_unique<torch::optim::SGD>(module_->parameters(),
-                                                     torch::optim::SGDOptions(0.01).momentum(0.9));
+    optimizer_ =
+        std::make_unique<torch::optim::SGD>(module_->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
     // One global batch, identical on every rank (same seed); each rank trains on its slice.
     const std::int64_t b = spec.training.batch_size;
     const std::int64_t side = models::resolved_image_size(spec.training.model, spec.training.model_options);

@@ -91,7 +91,8 @@ std::unique_ptr<ReplicatedForward> try_replicate(const std::shared_ptr<torch::nn
 class DpWorkload final : public Workload {
  public:
   DpWorkload(const SuiteContext& context, const suites::TrainingSpec& spec)
-      : spec_(spec), gpus_(static_cast<std::int64_t>(torch::cuda::device_count())),
+      : spec_(spec),
+        gpus_(static_cast<std::int64_t>(torch::cuda::device_count())),
         model_(models::make_model(spec.model, spec.model_options)) {
     if (gpus_ < 2) throw std::invalid_argument(fmt::format("DataParallel needs at least 2 GPUs; {} visible", gpus_));
     module_ = model_.ptr();
@@ -103,8 +104,8 @@ class DpWorkload final : public Workload {
     if (!replicas_) replicas_ = try_replicate<models::ResNet>(module_, devices);
     if (!replicas_) replicas_ = try_replicate<models::VisionTransformer>(module_, devices);
     if (!replicas_) throw std::runtime_error("DataParallel: no concrete module type for " + spec_.model);
-    optimizer_ = std::make_unique<torch::optim::SGD>(module_->parameters(),
-                                                     torch::optim::SGDOptions(0.01).momentum(0.9));
+    optimizer_ =
+        std::make_unique<torch::optim::SGD>(module_->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
     const std::int64_t side = models::resolved_image_size(spec.model, spec.model_options);
     const auto classes = models::resolved_num_classes(spec.model, spec.model_options);
     const auto options = torch::TensorOptions().device(c10::Device(c10::kCUDA, 0));
@@ -125,7 +126,9 @@ class DpWorkload final : public Workload {
   std::int64_t samples_per_step() const override { return spec_.batch_size * gpus_; }
 
   nlohmann::json info() const override {
-    return {{"model", spec_.model}, {"batch_per_device", spec_.batch_size}, {"gpus", gpus_},
+    return {{"model", spec_.model},
+            {"batch_per_device", spec_.batch_size},
+            {"gpus", gpus_},
             {"replication", "structure once, parameters and buffers broadcast every step (nn.DataParallel)"}};
   }
 

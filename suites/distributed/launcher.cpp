@@ -28,9 +28,15 @@ namespace {
 
 // The launcher's own environment minus any launcher variables it inherited, plus the rank's.
 std::vector<std::string> rank_environment(int rank, int nproc, int port) {
-  static const char* const kOwned[] = {"RANK=", "LOCAL_RANK=", "WORLD_SIZE=", "LOCAL_WORLD_SIZE=",
-                                       "MASTER_ADDR=", "MASTER_PORT=", "TIPBENCH_LAUNCHER=",
-                                       "TORCHELASTIC_USE_AGENT_STORE=", "TORCHELASTIC_RUN_ID="};
+  static const char* const kOwned[] = {"RANK=",
+                                       "LOCAL_RANK=",
+                                       "WORLD_SIZE=",
+                                       "LOCAL_WORLD_SIZE=",
+                                       "MASTER_ADDR=",
+                                       "MASTER_PORT=",
+                                       "TIPBENCH_LAUNCHER=",
+                                       "TORCHELASTIC_USE_AGENT_STORE=",
+                                       "TORCHELASTIC_RUN_ID="};
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     bool owned = false;

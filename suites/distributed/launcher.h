@@ -15,7 +15,7 @@ struct LaunchSpec {
   std::string executable;         // the binary every rank runs (this one)
   std::vector<std::string> argv;  // its arguments, argv[0] included
   int nproc = 1;
-  double grace_s = 5;             // how long the others may take to exit before SIGKILL
+  double grace_s = 5;  // how long the others may take to exit before SIGKILL
 };
 
 // Returns the exit code: rank 0's when every rank ended by itself (rank 0 wrote the result),

@@ -14,14 +14,14 @@ struct RankEnv {
   int rank = 0;
   int local_rank = 0;
   int world_size = 1;
-  int local_world_size = 1;          // ranks on this node (they share its cores / GPUs)
-  std::string master_addr;           // the rendezvous store's host
-  int master_port = 0;               // and port
+  int local_world_size = 1;  // ranks on this node (they share its cores / GPUs)
+  std::string master_addr;   // the rendezvous store's host
+  int master_port = 0;       // and port
   // The store is already hosted (torchrun's agent, tipbench's own launcher): every rank is a
   // client. Otherwise rank 0 hosts it on master_addr:master_port.
   bool store_hosted = false;
-  std::string store_prefix;          // torchrun's agent store: "/worker/attempt_<restart count>"
-  std::string launcher;              // "tipbench", "torchrun", "slurm" or "env"
+  std::string store_prefix;  // torchrun's agent store: "/worker/attempt_<restart count>"
+  std::string launcher;      // "tipbench", "torchrun", "slurm" or "env"
 };
 
 // The variable lookup (std::getenv in production; a map in tests).

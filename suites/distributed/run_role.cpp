@@ -76,13 +76,14 @@ int serve(const Suite& suite, const SuiteContext& context) {
 std::optional<int> join_distributed_run(const RankEnv& env, const std::vector<const Suite*>& suites,
                                         const SuiteContext& context, std::chrono::seconds rendezvous_timeout) {
   if (suites.size() != 1 || suites[0]->name() != kDistributedSuite) {
-    throw InputError(fmt::format("a distributed launch ({} ranks) runs only --suite {}", env.world_size,
-                                 kDistributedSuite));
+    throw InputError(
+        fmt::format("a distributed launch ({} ranks) runs only --suite {}", env.world_size, kDistributedSuite));
   }
   if (context.device.is_cuda() && env.local_rank >= static_cast<int>(torch::cuda::device_count())) {
-    throw InputError(fmt::format("rank {} is local rank {} but only {} CUDA device(s) are visible: launch at "
-                                 "most one rank per GPU",
-                                 env.rank, env.local_rank, torch::cuda::device_count()));
+    throw InputError(
+        fmt::format("rank {} is local rank {} but only {} CUDA device(s) are visible: launch at "
+                    "most one rank per GPU",
+                    env.rank, env.local_rank, torch::cuda::device_count()));
   }
   if (!context.device.is_cuda()) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -63,12 +63,12 @@ c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, bool host,
   } catch (const std::exception& e) {
     const std::string what = error_summary(e);
     const std::string details = error_details(e);  // the errno may sit below the first line
-    if (host && (details.find("EADDRINUSE") != std::string::npos ||
-                 details.find("already in use") != std::string::npos)) {
-      throw InputError(fmt::format(
-          "rank 0 cannot host the rendezvous store on {}:{}: the port is in use (another job, or a "
-          "previous run still exiting); pick a free MASTER_PORT",
-          env.master_addr, env.master_port));
+    if (host &&
+        (details.find("EADDRINUSE") != std::string::npos || details.find("already in use") != std::string::npos)) {
+      throw InputError(
+          fmt::format("rank 0 cannot host the rendezvous store on {}:{}: the port is in use (another job, or a "
+                      "previous run still exiting); pick a free MASTER_PORT",
+                      env.master_addr, env.master_port));
     }
     throw InputError(fmt::format("rank {} cannot {} the rendezvous store on {}:{}: {}", env.rank,
                                  host ? "host" : "reach", env.master_addr, env.master_port, what));
@@ -84,7 +84,8 @@ class QuietRendezvous {
  public:
   QuietRendezvous() : before_(FLAGS_caffe2_log_level) {
     constexpr int kFatal = 3;
-    if (std::getenv("TORCH_CPP_LOG_LEVEL") == nullptr) FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, kFatal);
+    if (std::getenv("TORCH_CPP_LOG_LEVEL") == nullptr)
+      FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, kFatal);
   }
   ~QuietRendezvous() { FLAGS_caffe2_log_level = before_; }
   QuietRendezvous(const QuietRendezvous&) = delete;
@@ -169,13 +170,14 @@ void Session::connect(std::chrono::seconds rendezvous_timeout) {
     watchdog_store_ = connect_store(env_, false);
     wait_for_every_rank(deadline, rendezvous_timeout);
   }
-  control_ = make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store_), env_.rank,
-                             env_.world_size, env_.master_addr);
+  control_ = make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store_), env_.rank, env_.world_size,
+                             env_.master_addr);
   // Followers wait on commands while the leader runs other arms: no collective timeout there.
   control_->setTimeout(std::chrono::hours(24 * 7));
   const auto grads = c10::make_intrusive<c10d::PrefixStore>("grads", store_);
-  gradients_ = device_.is_cuda() ? make_nccl_group(grads, env_.rank, env_.world_size, device_.index(), kCollectiveTimeout)
-                                 : make_gloo_group(grads, env_.rank, env_.world_size, env_.master_addr);
+  gradients_ = device_.is_cuda()
+                   ? make_nccl_group(grads, env_.rank, env_.world_size, device_.index(), kCollectiveTimeout)
+                   : make_gloo_group(grads, env_.rank, env_.world_size, env_.master_addr);
   make_gradient_group(grads);
   command_ = at::zeros({2}, at::kLong);
   watchdog_store_->set(fmt::format("hb/{}", env_.rank), std::string("0 0"));
@@ -187,7 +189,8 @@ void Session::connect(std::chrono::seconds rendezvous_timeout) {
 void Session::reach_store(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout) {
   constexpr std::chrono::milliseconds kAttempt{2000};
   while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     try {
       store_ = connect_store(env_, false, std::max(std::chrono::milliseconds(100), std::min(left, kAttempt)));
       return;
@@ -216,10 +219,11 @@ void Session::wait_for_every_rank(std::chrono::steady_clock::time_point deadline
       for (int r = 0; r < env_.world_size; ++r) {
         if (!store_->check({key(r)})) missing.push_back(r);
       }
-      throw InputError(fmt::format("rank {}: waited {} s (--rendezvous-timeout) for {} of {} to join the rendezvous "
-                                   "at {}:{}; {} never came",
-                                   env_.rank, timeout.count(), ranks_text(missing), env_.world_size, env_.master_addr,
-                                   env_.master_port, missing.size() == 1 ? "it" : "they"));
+      throw InputError(
+          fmt::format("rank {}: waited {} s (--rendezvous-timeout) for {} of {} to join the rendezvous "
+                      "at {}:{}; {} never came",
+                      env_.rank, timeout.count(), ranks_text(missing), env_.world_size, env_.master_addr,
+                      env_.master_port, missing.size() == 1 ? "it" : "they"));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -307,8 +311,8 @@ void Session::watch() {
         if (this_beat != seen[r].beat) {
           seen[r] = {this_beat, now};
         } else if (now - seen[r].since > kStaleAfter && !stop_.load()) {
-          fail(fmt::format("rank {} stopped responding (no heartbeat for {} s): it died or hangs",
-                           r, std::chrono::duration_cast<std::chrono::seconds>(now - seen[r].since).count()));
+          fail(fmt::format("rank {} stopped responding (no heartbeat for {} s): it died or hangs", r,
+                           std::chrono::duration_cast<std::chrono::seconds>(now - seen[r].since).count()));
         }
       }
     } catch (const std::exception& e) {

@@ -16,8 +16,7 @@ torch::Tensor gelu_erf(const torch::Tensor& x) { return x * 0.5 * (1.0 + torch::
 
 const std::vector<PointwiseBlock>& all_pointwise_blocks() {
   static const std::vector<PointwiseBlock> blocks{PointwiseBlock::gelu, PointwiseBlock::bias_gelu,
-                                                  PointwiseBlock::bias_dropout_residual,
-                                                  PointwiseBlock::layer_norm};
+                                                  PointwiseBlock::bias_dropout_residual, PointwiseBlock::layer_norm};
   return blocks;
 }
 
@@ -102,8 +101,7 @@ std::vector<c10::IValue> pointwise_script_args(PointwiseBlock block, const Point
   switch (block) {
     case PointwiseBlock::gelu: return {in.x};
     case PointwiseBlock::bias_gelu: return {in.x, in.bias};
-    case PointwiseBlock::bias_dropout_residual:
-      return {in.x, in.bias, in.residual, in.dropout_p, in.training};
+    case PointwiseBlock::bias_dropout_residual: return {in.x, in.bias, in.residual, in.dropout_p, in.training};
     case PointwiseBlock::layer_norm: return {in.x, in.weight, in.bias, kLayerNormEps};
   }
   throw std::logic_error("unknown pointwise block");
@@ -120,8 +118,7 @@ torch::Tensor pointwise_native(PointwiseBlock block, const PointwiseInputs& in) 
   switch (block) {
     case PointwiseBlock::gelu: return torch::gelu(in.x);
     case PointwiseBlock::bias_gelu: return torch::gelu(in.x + in.bias);
-    case PointwiseBlock::layer_norm:
-      return torch::layer_norm(in.x, {in.x.size(-1)}, in.weight, in.bias, kLayerNormEps);
+    case PointwiseBlock::layer_norm: return torch::layer_norm(in.x, {in.x.size(-1)}, in.weight, in.bias, kLayerNormEps);
     case PointwiseBlock::bias_dropout_residual: break;
   }
   throw std::logic_error(to_string(block) + ": " + pointwise_native_missing(block).value_or("no native op"));

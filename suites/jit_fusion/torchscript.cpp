@@ -34,15 +34,14 @@ namespace jit = torch::jit;
 
 bool is_fusion_group(const jit::Node* node) {
   const auto kind = node->kind();
-  return kind == c10::prim::TensorExprGroup || kind == c10::prim::FusionGroup ||
-         kind == c10::prim::CudaFusionGroup;
+  return kind == c10::prim::TensorExprGroup || kind == c10::prim::FusionGroup || kind == c10::prim::CudaFusionGroup;
 }
 
 // Walks nested blocks (if/loop bodies) and subgraphs (prim::DifferentiableGraph in training).
 void count_fusion(const jit::Block* block, FusionReport& report) {
   for (const jit::Node* node : block->nodes()) {
-    const bool has_subgraph = node->hasAttribute(c10::attr::Subgraph) &&
-                              node->kindOf(c10::attr::Subgraph) == jit::AttributeKind::g;
+    const bool has_subgraph =
+        node->hasAttribute(c10::attr::Subgraph) && node->kindOf(c10::attr::Subgraph) == jit::AttributeKind::g;
     if (is_fusion_group(node)) {
       ++report.fusion_groups;
       if (has_subgraph) {
@@ -77,12 +76,12 @@ std::optional<std::string> torchscript_unavailable_reason() {
       probe({torch::zeros({2})});
       return std::nullopt;
     } catch (const std::exception& e) {
-      return "TorchScript (deprecated since torch 2.11) does not work in this LibTorch: " +
-             first_line(e.what());
+      return "TorchScript (deprecated since torch 2.11) does not work in this LibTorch: " + first_line(e.what());
     }
 #else
-    return std::string("this LibTorch has no TorchScript headers (torch/jit.h); TorchScript is "
-                       "deprecated since torch 2.11");
+    return std::string(
+        "this LibTorch has no TorchScript headers (torch/jit.h); TorchScript is "
+        "deprecated since torch 2.11");
 #endif
   }();
   return reason;
@@ -114,9 +113,10 @@ std::string gpu_fusion_diagnosis(const c10::Device& device) {
   auto [it, inserted] = by_device.try_emplace(device.str());
   if (!inserted) return it->second;
   if (auto why = torchscript_unavailable_reason()) return it->second = *why;
-  return it->second = "TorchScript's profiling executor runs no fuser inside a differentiable graph, so a step "
-                      "whose inputs require grad runs unfused; without grad on " + device.str() + ", " +
-                      probe_fusion(device);
+  return it->second =
+             "TorchScript's profiling executor runs no fuser inside a differentiable graph, so a step "
+             "whose inputs require grad runs unfused; without grad on " +
+             device.str() + ", " + probe_fusion(device);
 #else
   (void)device;
   return *torchscript_unavailable_reason();
@@ -142,8 +142,7 @@ std::string cpu_fusion_diagnosis() {
   return diagnosis;
 }
 
-ScriptFunction::ScriptFunction(const std::string& source, const std::string& name)
-    : impl_(std::make_unique<Impl>()) {
+ScriptFunction::ScriptFunction(const std::string& source, const std::string& name) : impl_(std::make_unique<Impl>()) {
 #if TIPBENCH_HAVE_TORCHSCRIPT
   impl_->unit = jit::compile(source);
   impl_->function = &impl_->unit->get_function(name);

@@ -24,7 +24,8 @@ constexpr int kImages = 16;  // distinct images, so no run decodes one file from
 
 std::vector<std::vector<std::uint8_t>> drawn_files() {
   std::vector<std::vector<std::uint8_t>> files;
-  for (int i = 0; i < kImages; ++i) files.push_back(data::encode_jpeg(data::draw_sample(0, i, i % 10, 10, 500, 375), 90));
+  for (int i = 0; i < kImages; ++i)
+    files.push_back(data::encode_jpeg(data::draw_sample(0, i, i % 10, 10, 500, 375), 90));
   return files;
 }
 
@@ -85,7 +86,15 @@ void BM_JpegNvjpegBatch(benchmark::State& state) {
   state.SetLabel(decoder.backend());
 }
 
-BENCHMARK(BM_JpegHostWork)->ArgNames({"inspect_only", "cuda"})->Args({0, 0})->Args({1, 0})->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_JpegNvjpegBatch)->ArgNames({"batch", "cuda"})->Args({64, 1})->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_JpegHostWork)
+    ->ArgNames({"inspect_only", "cuda"})
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_JpegNvjpegBatch)
+    ->ArgNames({"batch", "cuda"})
+    ->Args({64, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -57,9 +57,11 @@ void all_implementations(benchmark::internal::Benchmark* b, int cuda) {
 }
 
 // Args: kind (0 sgd, 1 adamw), impl (0 loop, 1 foreach, 2 fused), cuda. CUDA rows use event time.
-BENCHMARK(BM_OptimizerStep)->ArgNames({"kind", "impl", "cuda"})->Apply([](auto* b) { all_implementations(b, 0); })
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_OptimizerStep)->ArgNames({"kind", "impl", "cuda"})->Apply([](auto* b) { all_implementations(b, 1); })
-    ->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_OptimizerStep)->ArgNames({"kind", "impl", "cuda"})->Apply([](auto* b) {
+                                                                 all_implementations(b, 0);
+                                                               }) -> Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OptimizerStep)->ArgNames({"kind", "impl", "cuda"})->Apply([](auto* b) {
+                                                                 all_implementations(b, 1);
+                                                               }) -> UseManualTime() -> Unit(benchmark::kMicrosecond);
 
 }  // namespace

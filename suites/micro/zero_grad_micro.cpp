@@ -57,7 +57,12 @@ void BM_ZeroGrad(benchmark::State& state) {
 
 // CUDA rows use event time; CPU rows the wall clock.
 BENCHMARK(BM_ZeroGrad)->ArgNames({"set_to_none", "cuda"})->Args({0, 0})->Args({1, 0})->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ZeroGrad)->ArgNames({"set_to_none", "cuda"})->Args({0, 1})->Args({1, 1})->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ZeroGrad)
+    ->ArgNames({"set_to_none", "cuda"})
+    ->Args({0, 1})
+    ->Args({1, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

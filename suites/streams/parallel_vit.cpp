@@ -44,8 +44,8 @@ BranchStreams::~BranchStreams() = default;
 
 std::pair<torch::Tensor, torch::Tensor> BranchStreams::run(const torch::Tensor& input, const Branch& first,
                                                            const Branch& second) {
-  TORCH_CHECK(input.is_cuda() && input.get_device() == impl_->device, "BranchStreams of cuda:",
-              static_cast<int>(impl_->device), " got an input on ", input.device());
+  TORCH_CHECK(input.is_cuda() && input.get_device() == impl_->device,
+              "BranchStreams of cuda:", static_cast<int>(impl_->device), " got an input on ", input.device());
   Impl& s = *impl_;
   const c10::cuda::CUDAStream caller = c10::cuda::getCurrentCUDAStream(s.device);
   // Fork: a side stream starts after everything enqueued on the caller's stream so far (Python's

@@ -50,8 +50,7 @@ class BranchStreams {
   // enqueued so far on the caller's current stream; the caller's stream then waits for both, so
   // what it enqueues next may use the outputs. Autograd records each op's stream: backward runs
   // the branches' backward ops on the same side streams, concurrently again.
-  std::pair<torch::Tensor, torch::Tensor> run(const torch::Tensor& input, const Branch& first,
-                                              const Branch& second);
+  std::pair<torch::Tensor, torch::Tensor> run(const torch::Tensor& input, const Branch& first, const Branch& second);
 
  private:
   struct Impl;

@@ -181,9 +181,9 @@ TEST(RunOptionsJson, RoundTripsAndRefusesDamagedValues) {
   o.seed = 18446744073709551615ull;
   o.out = "x.json";
   const auto j = tipbench::cli::run_options_to_json(o);
-  const std::set<std::string> every_flag{"--suite", "--model", "--device", "--batch-size", "--quick", "--blocks",
-                                         "--threshold", "--out", "--seed", "--inject-slowdown", "--profile",
-                                         "--nproc", "--oversubscribe"};
+  const std::set<std::string> every_flag{
+      "--suite", "--model", "--device",          "--batch-size", "--quick", "--blocks",       "--threshold",
+      "--out",   "--seed",  "--inject-slowdown", "--profile",    "--nproc", "--oversubscribe"};
   EXPECT_TRUE(tipbench::cli::run_option_differences(tipbench::cli::run_options_from_json(j), o, every_flag).empty());
   for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
            {"blocks", 1e300}, {"seed", -1}, {"nproc", "two"}, {"batch_size", 2.5}, {"suites", 3}}) {
@@ -233,7 +233,8 @@ TEST(CliRun, DryRunChecksEverythingAndMeasuresNothing) {
   EXPECT_TRUE(tipbench::testing::list_dir(dir).empty()) << "nothing written";
   o = cli({"run", "--dry-run", "--suite", "zero_grad", "--device", "bogus"});
   EXPECT_EQ(o.code, tipbench::exit_code::usage);
-  o = cli({"run", "--dry-run", "--suite", "zero_grad", "--device", "cpu", "--out", (dir / "plain" / "r.json").string()});
+  o = cli(
+      {"run", "--dry-run", "--suite", "zero_grad", "--device", "cpu", "--out", (dir / "plain" / "r.json").string()});
   EXPECT_EQ(o.code, tipbench::exit_code::ok) << "a directory that does not exist yet is made by the run";
 }
 
@@ -252,9 +253,16 @@ TEST(CliUsage, HelpExitsZero) {
 TEST(CliUsage, EveryFlagIsDocumented) {
   const std::string docs = read_bytes(fs::path(TIPBENCH_SOURCE_DIR) / "docs" / "cli.md");
   ASSERT_FALSE(docs.empty());
-  const std::vector<std::vector<std::string>> subcommands = {
-      {"list"},          {"run"},          {"env"},           {"data", "make"}, {"baseline", "save"},
-      {"baseline", "list"}, {"baseline", "find"}, {"compare"}, {"gate"},          {"report"}};
+  const std::vector<std::vector<std::string>> subcommands = {{"list"},
+                                                             {"run"},
+                                                             {"env"},
+                                                             {"data", "make"},
+                                                             {"baseline", "save"},
+                                                             {"baseline", "list"},
+                                                             {"baseline", "find"},
+                                                             {"compare"},
+                                                             {"gate"},
+                                                             {"report"}};
   const std::regex flag(R"(^\s+(?:-\w,\s*)?(--[a-z][a-z0-9-]*))");
   for (auto args : subcommands) {
     args.push_back("--help");
@@ -352,9 +360,8 @@ TEST(CliEnv, CpuFlagGivesTheFingerprintOfACpuRun) {
 TEST(CliRun, QuickZeroGradRunWritesAReadableResult) {
   const auto dir = fresh_scratch_dir("cli_run_in_process");
   const std::string out = (dir / "nested" / "r.json").string();
-  const std::vector<std::string> args = {"run",      "--quick", "--suite", "zero_grad", "--device",
-                                         "cpu",      "--blocks", "3",      "--seed",    "5",
-                                         "--out",    out};
+  const std::vector<std::string> args = {"run",      "--quick", "--suite", "zero_grad", "--device", "cpu",
+                                         "--blocks", "3",       "--seed",  "5",         "--out",    out};
   const auto o = cli(args);
   ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
   EXPECT_TRUE(contains(o.out, "wrote " + out)) << o.out;
@@ -466,7 +473,6 @@ TEST(CliRun, CpuTimeIsRecordedAndProfileWritesATracePerArm) {
 
 // ---------------------------------------------------------------------------------------------
 // End to end, the real binary in a child process.
-
 
 TEST(CliBinary, QuickRunOfAllSuitesReplacesAnExistingResult) {
   const auto dir = fresh_scratch_dir("cli_binary_all");

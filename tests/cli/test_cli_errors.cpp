@@ -88,7 +88,8 @@ TEST(UnwritableOutputs, CompareInEveryFormat) {
   const auto b = save(dir, "b.json", synthetic_run({.seed = 2}));
   for (const auto& path : unwritable(dir).bad_files) {
     for (const std::string format : {"text", "markdown", "json"}) {
-      expect_refused(tipbench_cmd(dir, {"compare", a, b, "--format", format, "--out", path}), path, "compare " + format);
+      expect_refused(tipbench_cmd(dir, {"compare", a, b, "--format", format, "--out", path}), path,
+                     "compare " + format);
     }
   }
 }
@@ -144,11 +145,11 @@ TEST(CliTraps, AFlagIsNeverTakenAsAValue) {
 TEST(CliTraps, ANegativeSeedIsRefusedNotWrapped) {
   const auto dir = fresh_scratch_dir("traps_seed");
   const auto a = save(dir, "a.json", synthetic_run({.seed = 1}));
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"run", "--suite", "zero_grad", "--seed", "-1"},
-           {"compare", a, a, "--seed", "-1"},
-           {"gate", "--baseline", a, "--current", a, "--seed", "-1"},
-           {"data", "make", "--out", (dir / "d").string(), "--seed", "-1"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"run", "--suite", "zero_grad", "--seed", "-1"},
+                                             {"compare", a, a, "--seed", "-1"},
+                                             {"gate", "--baseline", a, "--current", a, "--seed", "-1"},
+                                             {"data", "make", "--out", (dir / "d").string(), "--seed", "-1"}}) {
     const auto o = tipbench_cmd(dir, args);
     EXPECT_EQ(o.code, tipbench::exit_code::usage) << args[0] << ": " << o.err;
     EXPECT_TRUE(has(o.err, "'-1' is not a whole number")) << o.err;

@@ -99,9 +99,10 @@ TEST(FreshProcessSuites, ProfileBesideAnArmThatProfilesItself) {
   if (torch::cuda::is_available()) GTEST_SKIP() << "a CPU run keeps this test short";
   const auto dir = tipbench::testing::fresh_scratch_dir("profile_debug_apis");
   const std::string out = (dir / "r.json").string();
-  const auto o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--quick", "--suite", "debug_apis", "--device",
-                                               "cpu", "--blocks", "1", "--profile", (dir / "traces").string(), "--out", out},
-                                              dir / "out.txt", dir / "err.txt");
+  const auto o =
+      tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--quick", "--suite", "debug_apis", "--device", "cpu",
+                                    "--blocks", "1", "--profile", (dir / "traces").string(), "--out", out},
+                                   dir / "out.txt", dir / "err.txt");
   ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
   const auto r = tipbench::read_result(out);
   for (const auto& arm : r.suites.at(0).cases.at(0).arms) {

@@ -38,8 +38,8 @@ bool has(const std::string& s, const std::string& needle) { return s.find(needle
 // conv_bias (the second) about as long, so a signal sent once the partial file appears lands
 // in the second case.
 std::vector<std::string> two_case_run(const fs::path& out) {
-  return {TIPBENCH_BINARY, "run", "--suite", "zero_grad", "--suite", "conv_bias", "--device", "cpu",
-          "--quick", "--blocks", "3", "--out", out.string()};
+  return {TIPBENCH_BINARY, "run",     "--suite",  "zero_grad", "--suite", "conv_bias", "--device",
+          "cpu",           "--quick", "--blocks", "3",         "--out",   out.string()};
 }
 
 // Starts the run, waits for its first case to be kept, then sends `signal_number`.
@@ -119,8 +119,8 @@ TEST(RunResume, SigtermKeepsTheFinishedCaseToo) {
   if (HasFatalFailure()) return;
   const auto kept = tipbench::read_partial_run((dir / "r.json.partial").string());
   // The same options typed again with --resume are accepted.
-  const auto o = resume(dir, logs, {"--suite", "zero_grad", "--suite", "conv_bias", "--device", "cpu", "--quick",
-                                    "--blocks", "3"});
+  const auto o = resume(
+      dir, logs, {"--suite", "zero_grad", "--suite", "conv_bias", "--device", "cpu", "--quick", "--blocks", "3"});
   ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
   expect_resumed_result(dir, kept);
 }
@@ -146,8 +146,8 @@ TEST(RunResume, KillNineLeavesTheFinishedCaseOnDisk) {
 
   // Not a partial file at all.
   write_bytes(dir / "result.json", "{\"schema_version\": \"1.1\"}");
-  o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "result.json").string()},
-                                   logs / "o.out", logs / "o.err");
+  o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "result.json").string()}, logs / "o.out",
+                                   logs / "o.err");
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
   EXPECT_TRUE(has(o.err, "not a partial run file")) << o.err;
   fs::remove(dir / "result.json");

@@ -147,7 +147,9 @@ TEST(DatasetGenerator, NotEnoughFreeSpaceIsRefusedBeforeAnyImage) {
   const auto dir = fresh_scratch_dir("data_no_space");
   const auto spec = small_spec();
   data::MakeOptions small_disk;
-  small_disk.free_space = [](const std::string&) { return std::make_optional(std::make_pair<std::int64_t, std::int64_t>(1000, 1000000)); };
+  small_disk.free_space = [](const std::string&) {
+    return std::make_optional(std::make_pair<std::int64_t, std::int64_t>(1000, 1000000));
+  };
   try {
     data::make_dataset(dir.string(), spec, small_disk);
     FAIL() << "made a dataset that does not fit";
@@ -157,7 +159,9 @@ TEST(DatasetGenerator, NotEnoughFreeSpaceIsRefusedBeforeAnyImage) {
   }
   EXPECT_FALSE(fs::exists(dir / data::sample_path(spec, 0)));
   data::MakeOptions few_inodes;
-  few_inodes.free_space = [](const std::string&) { return std::make_optional(std::make_pair<std::int64_t, std::int64_t>(std::int64_t{1} << 40, 3)); };
+  few_inodes.free_space = [](const std::string&) {
+    return std::make_optional(std::make_pair<std::int64_t, std::int64_t>(std::int64_t{1} << 40, 3));
+  };
   EXPECT_THROW(data::make_dataset(dir.string(), spec, few_inodes), tipbench::InputError);
 }
 
@@ -280,7 +284,8 @@ TEST(Jpeg, InspectReadsTheHeaderAndRefusesWhatDecodeRefuses) {
   EXPECT_TRUE(data::inspect_jpeg(trailing, header, error)) << error;
   EXPECT_TRUE(data::decode_jpeg(trailing, out, error)) << error;
 
-  for (const std::size_t keep : {drawn.size() / 2, drawn.size() - 1, drawn.size() - 2, std::size_t{100}, std::size_t{2}}) {
+  for (const std::size_t keep :
+       {drawn.size() / 2, drawn.size() - 1, drawn.size() - 2, std::size_t{100}, std::size_t{2}}) {
     SCOPED_TRACE("first " + std::to_string(keep) + " bytes");
     const std::vector<std::uint8_t> cut(drawn.begin(), drawn.begin() + static_cast<std::ptrdiff_t>(keep));
     EXPECT_FALSE(data::inspect_jpeg(cut, header, error));

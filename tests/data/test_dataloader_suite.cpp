@@ -37,8 +37,8 @@ std::string tiny_dataset(const std::string& name) {
 }
 
 std::vector<std::string> quick_run(const std::string& data_dir, const std::string& out, int blocks = 3) {
-  return {"run",        "--suite", "dataloader", "--device", "cpu",    "--quick", "--blocks", std::to_string(blocks),
-          "--batch-size", "8",     "--data",     data_dir,   "--out", out};
+  return {"run",          "--suite", "dataloader", "--device", "cpu",   "--quick", "--blocks", std::to_string(blocks),
+          "--batch-size", "8",       "--data",     data_dir,   "--out", out};
 }
 
 TEST(DataMake, MakesReusesAndRefusesBadInput) {
@@ -299,7 +299,8 @@ TEST(DataloaderSuite_CUDA, TheNvjpegRungTrainsFromBatchesDecodedOnTheGpu) {
   const auto cases = suite->cases(context);
   ASSERT_EQ(cases.size(), 2u);
   const auto& ladder = cases[1];
-  const auto rung = std::find_if(ladder.arms.begin(), ladder.arms.end(), [](const auto& a) { return a.name == "nvjpeg"; });
+  const auto rung =
+      std::find_if(ladder.arms.begin(), ladder.arms.end(), [](const auto& a) { return a.name == "nvjpeg"; });
   ASSERT_NE(rung, ladder.arms.end());
   if (auto why = suite->skip_reason(context, ladder, *rung)) GTEST_SKIP() << *why;
   tipbench::MeasureSettings short_trial = tipbench::quick_settings();

@@ -61,8 +61,8 @@ void damage_files_2_5_11(const std::string& dir, const data::Manifest& manifest)
 
 // (3, H, W) uint8: the layout nvJPEG writes, from libjpeg-turbo's interleaved RGB.
 torch::Tensor planar(const data::RgbImage& image) {
-  auto hwc = torch::from_blob(const_cast<std::uint8_t*>(image.pixels.data()), {image.height, image.width, 3},
-                              torch::kByte);
+  auto hwc =
+      torch::from_blob(const_cast<std::uint8_t*>(image.pixels.data()), {image.height, image.width, 3}, torch::kByte);
   return hwc.permute({2, 0, 1}).contiguous();
 }
 
@@ -278,7 +278,7 @@ TEST(DeviceFeeder_CUDA, BatchesDecodedOnTheDeviceMatchTheCpuUint8Batches) {
     EXPECT_NE(feeder.copy_mode().find("nvJPEG"), std::string::npos);
     feeder.reset_counters();
     auto busy = torch::randn({1024, 1024}, device);
-    for (int b = 0; b < 8; ++b) {  // two epochs
+    for (int b = 0; b < 8; ++b) {                                        // two epochs
       for (int k = 0; k < 4; ++k) busy = torch::mm(busy, busy).tanh_();  // the compute stream is busy
       const auto batch = feeder.take();
       const auto expected = reference.next();

@@ -199,7 +199,7 @@ TEST(DeviceFeeder, OnTheCpuHandsOverTheHostBatchAndCountsTheWait) {
     EXPECT_TRUE(b.images.device().is_cpu());
     feeder.prefetch();
   }
-  EXPECT_EQ(feeder.batches(), 4);  // the first take() fetched one, then three prefetches
+  EXPECT_EQ(feeder.batches(), 4);       // the first take() fetched one, then three prefetches
   EXPECT_GT(feeder.wait_seconds(), 0);  // workers=0: the loop makes every batch itself
   EXPECT_FALSE(feeder.mean_copy_ms().has_value());
   EXPECT_EQ(feeder.copy_mode(), "none");

@@ -50,8 +50,8 @@ TEST(PipelineLadder, Uint8BatchesNormalisedEqualTheFloatBatchesUpToRounding) {
   data::Loader floats(data::read_manifest(dir), dir, float_options);
   data::Loader bytes(data::read_manifest(dir), dir, uint8_options);
   const data::DeviceNormalizer normalize(c10::Device(c10::kCPU), uint8_options.augment);
-  const float max_scale = 1.0f / (255.0f * *std::min_element(float_options.augment.std.begin(),
-                                                             float_options.augment.std.end()));
+  const float max_scale =
+      1.0f / (255.0f * *std::min_element(float_options.augment.std.begin(), float_options.augment.std.end()));
   const double tolerance = 0.5 * max_scale + 1e-5;
   double largest = 0;
   for (int i = 0; i < 6; ++i) {  // two epochs

@@ -52,8 +52,8 @@ Outcome run(std::vector<std::string> args, const fs::path& dir, const std::map<s
 }
 
 std::vector<std::string> quick_run(const fs::path& out) {
-  return {TIPBENCH_BINARY, "run", "--suite", "data_parallel", "--quick", "--blocks", "3", "--bucket-mb", "0.25",
-          "--out", out.string()};
+  return {TIPBENCH_BINARY, "run",  "--suite", "data_parallel", "--quick", "--blocks", "3",
+          "--bucket-mb",   "0.25", "--out",   out.string()};
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -87,8 +87,8 @@ void expect_two_rank_result(const fs::path& path, const std::string& launcher) {
       EXPECT_EQ(arm.info.value("buckets", 0), 1);
     }
     EXPECT_EQ(arm.trials[0].samples_per_step, 2 * std::stoll(tipbench::level(c.params, "batch")));
-    for (const auto* key : {"rank0_step_ms", "rank1_step_ms", "rank1_comm_share", "rank1_peak_memory_mb",
-                            "comm_share", "comm_share_max"}) {
+    for (const auto* key : {"rank0_step_ms", "rank1_step_ms", "rank1_comm_share", "rank1_peak_memory_mb", "comm_share",
+                            "comm_share_max"}) {
       ASSERT_TRUE(arm.metrics.count(key)) << key;
     }
     EXPECT_GT(arm.metrics.at("rank1_step_ms").median, 0);
@@ -103,7 +103,13 @@ void expect_two_rank_result(const fs::path& path, const std::string& launcher) {
 
 TEST(DataParallelLaunch, NprocTwoGathersRankOneIntoRankZerosResult) {
   const auto dir = fresh_scratch_dir("dp_nproc");
-  const auto o = run([&] { auto a = quick_run(dir / "r.json"); a.insert(a.end(), {"--nproc", "2"}); return a; }(), dir);
+  const auto o = run(
+      [&] {
+        auto a = quick_run(dir / "r.json");
+        a.insert(a.end(), {"--nproc", "2"});
+        return a;
+      }(),
+      dir);
   ASSERT_EQ(o.code, 0) << o.err;
   expect_two_rank_result(dir / "r.json", "tipbench");
   tipbench::testing::remove_tree(dir);
@@ -239,7 +245,8 @@ TEST(DataParallelFaults, ARankWhosePeersNeverComeWaitsOnceAndSaysSo) {
   EXPECT_FALSE(contains(o.err, "[c10d]")) << o.err;
   EXPECT_FALSE(contains(o.err, "frame #")) << o.err;
   // Rank 0 alone: it hosts the store, and rank 1 never joins.
-  o = run(args, dir, {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", unused_port()}});
+  o = run(args, dir,
+          {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", unused_port()}});
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
   EXPECT_LT(o.seconds, 15) << o.err;
   EXPECT_TRUE(contains(o.err, "rank 0: waited 2 s (--rendezvous-timeout) for rank 1 of 2 to join")) << o.err;
@@ -253,8 +260,8 @@ TEST(DataParallelFaults, ARankWhosePeersNeverComeWaitsOnceAndSaysSo) {
 
 TEST(DataParallelLaunch, NprocWithAnotherSuiteIsAUsageError) {
   const auto dir = fresh_scratch_dir("dp_usage");
-  const auto o = run({TIPBENCH_BINARY, "run", "--suite", "zero_grad", "--nproc", "2", "--out", (dir / "r.json").string()},
-                     dir);
+  const auto o =
+      run({TIPBENCH_BINARY, "run", "--suite", "zero_grad", "--nproc", "2", "--out", (dir / "r.json").string()}, dir);
   EXPECT_EQ(o.code, tipbench::exit_code::usage);
   EXPECT_TRUE(contains(o.err, "runs only --suite data_parallel")) << o.err;
   tipbench::testing::remove_tree(dir);

@@ -43,9 +43,8 @@ struct Variant {
   DdpOptions options;
 };
 const std::vector<Variant>& variants() {
-  static const std::vector<Variant> v = {{"default", {}},
-                                         {"small_buckets", {.bucket_mb = 0.1}},
-                                         {"no_overlap", {.overlap = false}}};
+  static const std::vector<Variant> v = {
+      {"default", {}}, {"small_buckets", {.bucket_mb = 0.1}}, {"no_overlap", {.overlap = false}}};
   return v;
 }
 

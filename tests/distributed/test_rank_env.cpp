@@ -19,14 +19,16 @@ auto lookup(const std::map<std::string, std::string>& vars) {
   };
 }
 
-TEST(RankEnv, NoLauncherVariablesIsAPlainRun) {
-  EXPECT_FALSE(rank_env_from(lookup({{"HOME", "/root"}})).has_value());
-}
+TEST(RankEnv, NoLauncherVariablesIsAPlainRun) { EXPECT_FALSE(rank_env_from(lookup({{"HOME", "/root"}})).has_value()); }
 
 TEST(RankEnv, TorchrunWithAgentStoreIsAClientUnderTheAttemptPrefix) {
-  const auto env = rank_env_from(lookup({{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"},
-                                         {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "node0"},
-                                         {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RUN_ID", "x"},
+  const auto env = rank_env_from(lookup({{"RANK", "3"},
+                                         {"LOCAL_RANK", "1"},
+                                         {"WORLD_SIZE", "4"},
+                                         {"LOCAL_WORLD_SIZE", "2"},
+                                         {"MASTER_ADDR", "node0"},
+                                         {"MASTER_PORT", "29500"},
+                                         {"TORCHELASTIC_RUN_ID", "x"},
                                          {"TORCHELASTIC_USE_AGENT_STORE", "True"},
                                          {"TORCHELASTIC_RESTART_COUNT", "2"}}));
   ASSERT_TRUE(env.has_value());
@@ -42,8 +44,8 @@ TEST(RankEnv, TorchrunWithAgentStoreIsAClientUnderTheAttemptPrefix) {
 }
 
 TEST(RankEnv, WithoutAgentStoreRankZeroHostsIt) {
-  const auto env = rank_env_from(lookup({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"},
-                                         {"MASTER_PORT", "1234"}}));
+  const auto env = rank_env_from(
+      lookup({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "1234"}}));
   ASSERT_TRUE(env.has_value());
   EXPECT_FALSE(env->store_hosted);
   EXPECT_EQ(env->store_prefix, "");
@@ -52,16 +54,22 @@ TEST(RankEnv, WithoutAgentStoreRankZeroHostsIt) {
 }
 
 TEST(RankEnv, TipbenchLauncherHostsTheStore) {
-  const auto env = rank_env_from(lookup({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"},
-                                         {"MASTER_PORT", "1234"}, {"TIPBENCH_LAUNCHER", "1"}}));
+  const auto env = rank_env_from(lookup({{"RANK", "1"},
+                                         {"WORLD_SIZE", "2"},
+                                         {"MASTER_ADDR", "127.0.0.1"},
+                                         {"MASTER_PORT", "1234"},
+                                         {"TIPBENCH_LAUNCHER", "1"}}));
   ASSERT_TRUE(env.has_value());
   EXPECT_TRUE(env->store_hosted);
   EXPECT_EQ(env->launcher, "tipbench");
 }
 
 TEST(RankEnv, SlurmVariablesWhenNoRankIsSet) {
-  const auto env = rank_env_from(lookup({{"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}, {"SLURM_NTASKS", "8"},
-                                         {"SLURM_NTASKS_PER_NODE", "4(x2)"}, {"MASTER_ADDR", "n1"},
+  const auto env = rank_env_from(lookup({{"SLURM_PROCID", "5"},
+                                         {"SLURM_LOCALID", "1"},
+                                         {"SLURM_NTASKS", "8"},
+                                         {"SLURM_NTASKS_PER_NODE", "4(x2)"},
+                                         {"MASTER_ADDR", "n1"},
                                          {"MASTER_PORT", "29501"}}));
   ASSERT_TRUE(env.has_value());
   EXPECT_EQ(env->rank, 5);

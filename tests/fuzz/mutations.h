@@ -30,15 +30,30 @@ namespace detail {
 // negative, fractional, huge floats (UB when cast to an integer) and beyond double (nlohmann
 // throws out_of_range).
 inline const std::vector<std::string>& extreme_numbers() {
-  static const std::vector<std::string> v{
-      "-1", "0", "1e300", "-1e300", "1e999", "2147483648", "-2147483649", "9223372036854775807",
-      "9223372036854775808", "18446744073709551615", "18446744073709551616", "-9223372036854775809",
-      "0.5", "1e-320", "4294967296", "99999999999999999999999", "-0", "1E19"};
+  static const std::vector<std::string> v{"-1",
+                                          "0",
+                                          "1e300",
+                                          "-1e300",
+                                          "1e999",
+                                          "2147483648",
+                                          "-2147483649",
+                                          "9223372036854775807",
+                                          "9223372036854775808",
+                                          "18446744073709551615",
+                                          "18446744073709551616",
+                                          "-9223372036854775809",
+                                          "0.5",
+                                          "1e-320",
+                                          "4294967296",
+                                          "99999999999999999999999",
+                                          "-0",
+                                          "1E19"};
   return v;
 }
 
 inline const std::vector<std::string>& other_values() {
-  static const std::vector<std::string> v{"null", "true", "\"\"", "\"x\"", "[]", "{}", "[1]", "{\"a\":1}", "-1", "1e300"};
+  static const std::vector<std::string> v{"null", "true", "\"\"",      "\"x\"", "[]",
+                                          "{}",   "[1]",  "{\"a\":1}", "-1",    "1e300"};
   return v;
 }
 
@@ -55,8 +70,10 @@ inline std::vector<std::pair<std::size_t, std::size_t>> number_spans(const std::
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -78,8 +95,10 @@ inline std::vector<std::pair<std::size_t, std::size_t>> value_spans(const std::s
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') in_string = true;
@@ -92,16 +111,21 @@ inline std::vector<std::pair<std::size_t, std::size_t>> value_spans(const std::s
     for (; e < s.size(); ++e) {
       const char d = s[e];
       if (quoted) {
-        if (d == '\\') ++e;
-        else if (d == '"') quoted = false;
+        if (d == '\\')
+          ++e;
+        else if (d == '"')
+          quoted = false;
         continue;
       }
-      if (d == '"') quoted = true;
-      else if (d == '{' || d == '[') ++depth;
+      if (d == '"')
+        quoted = true;
+      else if (d == '{' || d == '[')
+        ++depth;
       else if (d == '}' || d == ']') {
         if (depth == 0) break;
         --depth;
-      } else if (d == ',' && depth == 0) break;
+      } else if (d == ',' && depth == 0)
+        break;
     }
     spans.emplace_back(b, e);
   }
@@ -112,7 +136,9 @@ inline std::vector<std::pair<std::size_t, std::size_t>> value_spans(const std::s
 
 // One random mutation of `s` (appends its description to `how`).
 inline std::string mutate_once(const std::string& s, std::mt19937_64& rng, std::string& how) {
-  auto pick = [&](std::size_t n) { return static_cast<std::size_t>(std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng)); };
+  auto pick = [&](std::size_t n) {
+    return static_cast<std::size_t>(std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng));
+  };
   if (s.empty()) {
     how += "insert '{'";
     return "{";
@@ -189,16 +215,19 @@ inline std::vector<Mutation> mutations_of(const std::string& original, const Mut
   const std::size_t edge = std::min<std::size_t>(n, static_cast<std::size_t>(o.truncations) / 4);
   for (std::size_t i = 0; i < edge; ++i) lengths.push_back(i), lengths.push_back(n - 1 - i);
   const int spread = o.truncations - static_cast<int>(lengths.size());
-  for (int i = 0; i < spread && n > 0; ++i) lengths.push_back(n * static_cast<std::size_t>(i) / static_cast<std::size_t>(spread));
+  for (int i = 0; i < spread && n > 0; ++i)
+    lengths.push_back(n * static_cast<std::size_t>(i) / static_cast<std::size_t>(spread));
   std::sort(lengths.begin(), lengths.end());
   lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
-  for (const auto len : lengths) out.push_back({"truncate to " + std::to_string(len) + " bytes", original.substr(0, len)});
+  for (const auto len : lengths)
+    out.push_back({"truncate to " + std::to_string(len) + " bytes", original.substr(0, len)});
 
   std::mt19937_64 rng(o.seed);
   for (int i = 0; i < o.count; ++i) {
     std::string how;
     std::string bytes = original;
-    const int stack = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? std::uniform_int_distribution<int>(2, 4)(rng) : 1;
+    const int stack =
+        std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? std::uniform_int_distribution<int>(2, 4)(rng) : 1;
     for (int k = 0; k < stack; ++k) {
       if (k) how += ", then ";
       bytes = mutate_once(bytes, rng, how);

@@ -113,8 +113,16 @@ const RunOptionCatalogue& fuzz_catalogue() {
   static const RunOptionCatalogue catalogue{
       {"zero_grad", "conv_bias", "data_parallel", "dataloader"},
       {"small_cnn", "resnet18"},
-      {SuiteOption{.name = "bucket-mb", .type = OptionType::number, .default_value = "25", .help = "", .min = 0.001, .max = 4096},
-       SuiteOption{.name = "corrupt-policy", .type = OptionType::choice, .default_value = "skip", .help = "",
+      {SuiteOption{.name = "bucket-mb",
+                   .type = OptionType::number,
+                   .default_value = "25",
+                   .help = "",
+                   .min = 0.001,
+                   .max = 4096},
+       SuiteOption{.name = "corrupt-policy",
+                   .type = OptionType::choice,
+                   .default_value = "skip",
+                   .help = "",
                    .choices = {"skip", "fail"}},
        SuiteOption{.name = "loader-only", .type = OptionType::flag, .default_value = "false", .help = ""},
        SuiteOption{.name = "data", .type = OptionType::text, .default_value = "", .help = ""}}};

@@ -1,6 +1,6 @@
 // Feeds bytes to each reader of a file from outside: the result reader, the baseline store, the
-// gate config, the dataset manifest and the partial run file of `run --resume`. Each feed writes the bytes where its reader looks (a
-// directory of its own under `dir`), reads them, and uses what it read the way tipbench would
+// gate config, the dataset manifest and the partial run file of `run --resume`. Each feed writes the bytes where its
+// reader looks (a directory of its own under `dir`), reads them, and uses what it read the way tipbench would
 // (serialises it again). It returns whether the input parsed or was refused with InputError;
 // any other exception escapes to the caller, which is the bug the fuzz test looks for.
 //   auto outcome = tipbench::fuzz::readers()[0].feed(bytes, "/tmp/fuzz");

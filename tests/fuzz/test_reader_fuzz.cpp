@@ -146,7 +146,8 @@ TEST(ReaderFuzzFound, ResultIntegerOutOfRangeIsRefused) {
   EXPECT_EQ(feed("baseline", seed_with("baseline", std::string(kTrial) + "/position", 4294967296.0)),
             fuzz::Outcome::rejected);
   // A whole number written as a double still reads.
-  EXPECT_EQ(feed("result", seed_with("result", std::string(kTrial) + "/samples_per_step", 32.0)), fuzz::Outcome::parsed);
+  EXPECT_EQ(feed("result", seed_with("result", std::string(kTrial) + "/samples_per_step", 32.0)),
+            fuzz::Outcome::parsed);
 }
 
 TEST(ReaderFuzzFound, ResultRefusalNamesTheKey) {
@@ -195,7 +196,8 @@ TEST(ReaderFuzzFound, ManifestThatARunCannotUseIsRefused) {
   EXPECT_EQ(feed("manifest", seed_with("manifest", "/spec/width", 1000000000)), fuzz::Outcome::rejected);
   EXPECT_EQ(feed("manifest", seed_with("manifest", "/spec/seed", -1)), fuzz::Outcome::rejected);
   // Fewer files than the spec's images: the suite checked the batch against spec.images.
-  EXPECT_EQ(feed("manifest", seed_with("manifest", "/files", nlohmann::ordered_json::array())), fuzz::Outcome::rejected);
+  EXPECT_EQ(feed("manifest", seed_with("manifest", "/files", nlohmann::ordered_json::array())),
+            fuzz::Outcome::rejected);
   EXPECT_EQ(feed("manifest", seed_with("manifest", "/spec/images", 1000)), fuzz::Outcome::rejected);
 }
 

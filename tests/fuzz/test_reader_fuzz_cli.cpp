@@ -42,7 +42,9 @@ std::vector<Damage> unreadable_results() {
   std::vector<Damage> out{
       {"empty", ""},
       {"truncated", real.substr(0, real.size() / 2)},
-      {"binary", std::string("\x7f" "ELF\x02\x01\x01\0\0\xff\xfe", 12)},
+      {"binary", std::string("\x7f"
+                             "ELF\x02\x01\x01\0\0\xff\xfe",
+                             12)},
       {"not_an_object", "[1, 2, 3]"},
       {"newer_schema", with("/schema_version", "2.0")},
       {"integer_out_of_range", with("/suites/0/cases/0/arms/0/trials/0/samples_per_step", 1e300)},
@@ -118,7 +120,8 @@ TEST(ReaderFuzzCli, UnreadableResultsAreRefusedWithExitTwoAndOneLine) {
     switch (i % 4) {
       case 0: expect_refused(tipbench_cmd(dir, {"compare", good, bad}), bad, "compare: " + d.name); break;
       case 1:
-        expect_refused(tipbench_cmd(dir, {"report", bad, "--out", (dir / "report").string()}), bad, "report: " + d.name);
+        expect_refused(tipbench_cmd(dir, {"report", bad, "--out", (dir / "report").string()}), bad,
+                       "report: " + d.name);
         break;
       case 2:
         expect_refused(tipbench_cmd(dir, {"gate", "--baseline", bad, "--current", good}), bad, "gate: " + d.name);

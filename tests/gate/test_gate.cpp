@@ -38,7 +38,8 @@ g::Remeasure remeasure_from(const Result& base, SyntheticSpec again) {
 }
 
 int count(const g::GateReport& r, g::CheckStatus s) {
-  return static_cast<int>(std::count_if(r.checks.begin(), r.checks.end(), [&](const auto& c) { return c.status == s; }));
+  return static_cast<int>(
+      std::count_if(r.checks.begin(), r.checks.end(), [&](const auto& c) { return c.status == s; }));
 }
 
 TEST(Gate, AAPassesWithExitZero) {
@@ -66,7 +67,8 @@ TEST(Gate, AAAcrossManyGatesRarelyFlagsAndNeverFails) {
     const auto current = synthetic_run(spec);
     auto report = stored_gate(base, current);
     ASSERT_EQ(report.checks.size(), 20u);
-    gates_with_candidates += std::any_of(report.checks.begin(), report.checks.end(), [](const auto& c) { return c.candidate; });
+    gates_with_candidates +=
+        std::any_of(report.checks.begin(), report.checks.end(), [](const auto& c) { return c.candidate; });
     spec.seed += 1;
     g::confirm_candidates(report, remeasure_from(base, spec), {});
     failed += report.outcome == g::Outcome::fail;
@@ -86,7 +88,8 @@ TEST(Gate, PlantedFivePercentSlowdownIsCaughtAndConfirmed) {
     g::confirm_candidates(report, remeasure_from(base, {.cv = 0.01, .factor = 0.95, .seed = 10 * i + 2}), {});
     caught += report.outcome == g::Outcome::fail && report.exit_code() == 1;
     if (report.outcome == g::Outcome::fail) {
-      EXPECT_NE(report.checks.front().detail.find("confirmed on re-run"), std::string::npos) << report.checks.front().detail;
+      EXPECT_NE(report.checks.front().detail.find("confirmed on re-run"), std::string::npos)
+          << report.checks.front().detail;
       EXPECT_TRUE(report.checks.front().rerun.has_value());
     }
   }
@@ -105,7 +108,8 @@ TEST(Gate, CpuTimeIsGatedWhereTheConfigSaysSo) {
   g::GateConfig cpu_time;
   cpu_time.metrics = {{g::kCpuTime, 0.03}};
   auto report = stored_gate(base, current, cpu_time);
-  g::confirm_candidates(report, remeasure_from(base, {.cv = 0.01, .factor = 0.95, .seed = 9, .cpu_time = true}), cpu_time);
+  g::confirm_candidates(report, remeasure_from(base, {.cv = 0.01, .factor = 0.95, .seed = 9, .cpu_time = true}),
+                        cpu_time);
   EXPECT_EQ(report.exit_code(), 1);
   ASSERT_FALSE(report.checks.empty());
   for (const auto& check : report.checks) EXPECT_EQ(check.key.metric, g::kCpuTime);
@@ -151,7 +155,8 @@ TEST(Gate, ASuiteMissingFromTheBaselineIsInconclusive) {
   const auto report = stored_gate(base, current);
   EXPECT_EQ(report.exit_code(), 3);
   ASSERT_FALSE(report.problems.empty());
-  EXPECT_NE(report.problems.front().find("conv_bias is not in the baseline"), std::string::npos) << report.problems.front();
+  EXPECT_NE(report.problems.front().find("conv_bias is not in the baseline"), std::string::npos)
+      << report.problems.front();
 }
 
 TEST(Gate, ASuiteNotRunNowIsANoteNotAProblem) {
@@ -195,8 +200,11 @@ TEST(Gate, PairingRemovesSharedBlockDrift) {
 }
 
 TEST(Gate, OneRealRegressionAmongManyQuietCellsSurvivesHolm) {
-  SyntheticSpec spec{.suites = {"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10"}, .cases_per_suite = 2,
-                     .cv = 0.01, .seed = 1, .memory = false};
+  SyntheticSpec spec{.suites = {"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10"},
+                     .cases_per_suite = 2,
+                     .cv = 0.01,
+                     .seed = 1,
+                     .memory = false};
   const auto base = synthetic_run(spec);
   spec.seed = 2;
   auto current = synthetic_run(spec);
@@ -237,12 +245,13 @@ TEST(GateConfig, ParsesThresholdsInPercentWithSuiteOverrides) {
     "description": "x", "alpha": 0.01,
     "metrics": {"throughput_samples_per_s": {"threshold_pct": 4}, "peak_allocated_bytes": {"threshold_pct": 5}},
     "suites": {"cudnn_benchmark": {"throughput_samples_per_s": {"threshold_pct": 8}},
-               "zero_grad": {"peak_allocated_bytes": {"threshold_pct": 0}}}})"), "cfg");
+               "zero_grad": {"peak_allocated_bytes": {"threshold_pct": 0}}}})"),
+                                        "cfg");
   EXPECT_DOUBLE_EQ(cfg.alpha, 0.01);
   EXPECT_DOUBLE_EQ(*cfg.threshold_for("conv_bias", "throughput_samples_per_s"), 0.04);
   EXPECT_DOUBLE_EQ(*cfg.threshold_for("cudnn_benchmark", "throughput_samples_per_s"), 0.08);
   EXPECT_DOUBLE_EQ(*cfg.threshold_for("conv_bias", "peak_allocated_bytes"), 0.05);
-  EXPECT_FALSE(cfg.threshold_for("zero_grad", "peak_allocated_bytes"));  // 0 turns it off
+  EXPECT_FALSE(cfg.threshold_for("zero_grad", "peak_allocated_bytes"));   // 0 turns it off
   EXPECT_FALSE(cfg.threshold_for("conv_bias", "peak_rss_growth_bytes"));  // not listed: not gated
 }
 
@@ -319,7 +328,8 @@ TEST(GateConfig, TheCommittedConfigParses) {
 
 TEST(MergeBlocks, NumbersBlocksInSessionOrderAndResummarizes) {
   std::vector<Result> blocks;
-  for (int b = 0; b < 4; ++b) blocks.push_back(synthetic_run({.blocks = 1, .throughput = 100.0 + b, .cv = 0, .seed = 1}));
+  for (int b = 0; b < 4; ++b)
+    blocks.push_back(synthetic_run({.blocks = 1, .throughput = 100.0 + b, .cv = 0, .seed = 1}));
   const Result merged = g::merge_blocks(blocks);
   const auto& arm = merged.suites[0].cases[0].arms[0];
   ASSERT_EQ(arm.trials.size(), 4u);
@@ -340,7 +350,8 @@ TEST(MergeBlocks, AFailureInAnyBlockFailsTheArm) {
 }
 
 TEST(MergeBlocks, RefusesBlocksOfDifferentShape) {
-  std::vector<Result> blocks{synthetic_run({.suites = {"a"}, .blocks = 1}), synthetic_run({.suites = {"b"}, .blocks = 1})};
+  std::vector<Result> blocks{synthetic_run({.suites = {"a"}, .blocks = 1}),
+                             synthetic_run({.suites = {"b"}, .blocks = 1})};
   EXPECT_THROW(g::merge_blocks(blocks), InputError);
   EXPECT_THROW(g::merge_blocks({}), InputError);
 }

@@ -96,8 +96,8 @@ TEST(GateCli, StoredBaselinePassesWithExitZeroAndWritesMarkdown) {
   const auto base = save(dir, "base.json", synthetic_run({.cv = 0.005, .seed = 1, .cpu_time = true}));
   const auto cur = save(dir, "cur.json", synthetic_run({.cv = 0.005, .seed = 2, .cpu_time = true}));
   const auto md = (dir / "gate.md").string();
-  const auto o = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur, "--markdown", md,
-                                    "--config", std::string(TIPBENCH_SOURCE_DIR) + "/ci/gate-thresholds.json"});
+  const auto o = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur, "--markdown", md, "--config",
+                                    std::string(TIPBENCH_SOURCE_DIR) + "/ci/gate-thresholds.json"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
   EXPECT_TRUE(has(o.out, "Result is: PASS")) << o.out;
   EXPECT_TRUE(has(read_bytes(md), "tipbench gate: **PASS**"));
@@ -111,7 +111,8 @@ TEST(GateCli, ABaselineFromOtherHardwareIsExitTwoAndNothingIsWritten) {
   const auto cur = save(dir, "cur.json", synthetic_run({.seed = 2}));
   write_bytes(dir / "gate.md", "previous");
   for (bool across : {false, true}) {
-    std::vector<std::string> args{"gate", "--baseline", base, "--current", cur, "--markdown", (dir / "gate.md").string()};
+    std::vector<std::string> args{
+        "gate", "--baseline", base, "--current", cur, "--markdown", (dir / "gate.md").string()};
     if (across) args.push_back("--across-software");  // other software may gate, other hardware never
     const auto o = tipbench_cmd(dir, args);
     EXPECT_EQ(o.code, 2);
@@ -132,8 +133,8 @@ TEST(GateCli, OtherSoftwareGatesOnlyWithTheOptInAndLeadsWithTheChange) {
   EXPECT_TRUE(has(refused.err, "baseline from other software")) << refused.err;
   EXPECT_TRUE(has(refused.err, "Add --across-software")) << refused.err;
   const auto md = (dir / "gate.md").string();
-  const auto o = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur, "--across-software", "--markdown", md,
-                                    "--no-rerun"});
+  const auto o = tipbench_cmd(
+      dir, {"gate", "--baseline", base, "--current", cur, "--across-software", "--markdown", md, "--no-rerun"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
   EXPECT_TRUE(has(o.out, "change under test: libtorch_version 2.10.0 -> 2.11.0")) << o.out;
   EXPECT_TRUE(has(read_bytes(md), "**Change under test:** libtorch_version 2.10.0 -&gt; 2.11.0")) << read_bytes(md);
@@ -142,18 +143,17 @@ TEST(GateCli, OtherSoftwareGatesOnlyWithTheOptInAndLeadsWithTheChange) {
 TEST(GateCli, AutoAcrossSoftwareFindsTheNewestBaselineOfThisHardware) {
   const auto dir = fresh_scratch_dir("gate_cli_auto_across");
   const auto store = dir / "b";
-  const auto older = synthetic_run({.libtorch_version = "2.9.0", .seed = 1,
-                                    .timestamp = "2026-10-01T00:00:00Z"});
-  const auto newer = synthetic_run({.libtorch_version = "2.10.0", .seed = 3,
-                                    .timestamp = "2026-11-01T00:00:00Z"});
-  const auto other_hardware = synthetic_run({.cpu_model = "Another CPU",
-                                             .libtorch_version = "2.10.0", .seed = 4, .timestamp = "2026-11-20T00:00:00Z"});
+  const auto older = synthetic_run({.libtorch_version = "2.9.0", .seed = 1, .timestamp = "2026-10-01T00:00:00Z"});
+  const auto newer = synthetic_run({.libtorch_version = "2.10.0", .seed = 3, .timestamp = "2026-11-01T00:00:00Z"});
+  const auto other_hardware = synthetic_run(
+      {.cpu_model = "Another CPU", .libtorch_version = "2.10.0", .seed = 4, .timestamp = "2026-11-20T00:00:00Z"});
   for (const auto& r : {older, newer, other_hardware}) {
     save(dir, "run.json", r);
     ASSERT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store.string(), "save", (dir / "run.json").string()}).code, 0);
   }
   const auto cur = save(dir, "cur.json", synthetic_run({.seed = 2}));
-  const auto plain = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", store.string()});
+  const auto plain =
+      tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", store.string()});
   EXPECT_EQ(plain.code, 3);  // none of this exact fingerprint
   const auto o = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--across-software", "--current", cur,
                                     "--baselines-dir", store.string(), "--no-rerun"});
@@ -222,12 +222,17 @@ TEST(GateCli, ASignalToTheGateAloneStopsItsChildToo) {
     SCOPED_TRACE(signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
     const auto dir = fresh_scratch_dir(signal_number == SIGTERM ? "gate_cli_sigterm" : "gate_cli_sigint");
     const auto fake = dir / "fake-tipbench";
-    write_bytes(fake, "#!/bin/sh\n"
-                      "case \" $* \" in *\" --dry-run \"*) exit 0;; esac\n"
-                      "echo $$ > '" + (dir / "child.pid").string() + "'\n"
-                      "sleep 60 &\n"
-                      "trap 'echo got > \"" + (dir / "child.sig").string() + "\"; kill $!; exit 143' TERM INT\n"
-                      "wait $!\n");
+    write_bytes(fake,
+                "#!/bin/sh\n"
+                "case \" $* \" in *\" --dry-run \"*) exit 0;; esac\n"
+                "echo $$ > '" +
+                    (dir / "child.pid").string() +
+                    "'\n"
+                    "sleep 60 &\n"
+                    "trap 'echo got > \"" +
+                    (dir / "child.sig").string() +
+                    "\"; kill $!; exit 143' TERM INT\n"
+                    "wait $!\n");
     ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
     tipbench::testing::RunningChild gate({TIPBENCH_BINARY, "gate", "--base-binary", fake.string(), "--head-binary",
                                           fake.string(), "--blocks", "3", "--out-dir", (dir / "o").string()},
@@ -248,12 +253,14 @@ TEST(GateCli, ASignalToTheGateAloneStopsItsChildToo) {
 // Each binary checks the arguments it will be given (`run --dry-run`) before block 0: a flag or
 // value it refuses is the user's (exit 2, naming it), found before anything is measured.
 TEST(GateCli, ChildArgumentsAreCheckedBeforeTheFirstBlock) {
-  for (const auto& bad : std::vector<std::vector<std::string>>{
-           {"--run-arg=--bogus"}, {"--model", "bogus"}, {"--device", "bogus"}}) {
+  for (const auto& bad :
+       std::vector<std::vector<std::string>>{{"--run-arg=--bogus"}, {"--model", "bogus"}, {"--device", "bogus"}}) {
     SCOPED_TRACE(bad.front());
     const auto dir = fresh_scratch_dir("gate_cli_dry_run");
-    std::vector<std::string> args{"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_BINARY,
-                                  "--suite", "zero_grad", "--blocks", "3", "--out-dir", (dir / "o").string()};
+    std::vector<std::string> args{"gate",          "--base-binary",     TIPBENCH_BINARY,
+                                  "--head-binary", TIPBENCH_BINARY,     "--suite",
+                                  "zero_grad",     "--blocks",          "3",
+                                  "--out-dir",     (dir / "o").string()};
     args.insert(args.end(), bad.begin(), bad.end());
     const auto o = tipbench_cmd(dir, args);
     EXPECT_EQ(o.code, 2) << o.out << o.err;
@@ -267,8 +274,8 @@ TEST(GateCli, ChildArgumentsAreCheckedBeforeTheFirstBlock) {
 // A binary that is a directory (root may "execute" one) is not a binary.
 TEST(GateCli, ABinaryThatIsADirectoryIsExitTwo) {
   const auto dir = fresh_scratch_dir("gate_cli_dir_binary");
-  const auto o = tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", dir.string(), "--out-dir",
-                                    (dir / "o").string()});
+  const auto o = tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", dir.string(),
+                                    "--out-dir", (dir / "o").string()});
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_TRUE(has(o.err, "is not an executable file")) << o.err;
 }
@@ -276,21 +283,22 @@ TEST(GateCli, ABinaryThatIsADirectoryIsExitTwo) {
 // A child run that fails, is killed or leaves no readable result is the gate's failure, not the
 // user's input: exit 4, one line naming the child's log, and the last line says the code.
 TEST(GateCli, ChildFailuresAreExitFourNamingTheLog) {
-  for (const auto& [what, body] : std::vector<std::pair<std::string, std::string>>{
-           {"no result", "exit 1"},
-           {"garbage", "echo garbage > \"$out\"; exit 0"},
-           {"exit 3", "echo 'error: something broke' >&2; exit 3"},
-           {"killed", "kill -9 $$"}}) {
+  for (const auto& [what, body] :
+       std::vector<std::pair<std::string, std::string>>{{"no result", "exit 1"},
+                                                        {"garbage", "echo garbage > \"$out\"; exit 0"},
+                                                        {"exit 3", "echo 'error: something broke' >&2; exit 3"},
+                                                        {"killed", "kill -9 $$"}}) {
     SCOPED_TRACE(what);
     const auto dir = fresh_scratch_dir("gate_cli_child_failure");
     const auto fake = dir / "fake-tipbench";
-    write_bytes(fake, "#!/bin/sh\n"
-                      "case \" $* \" in *\" --dry-run \"*) exit 0;; esac\n"
-                      "out=; prev=; for a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n" +
-                      body + "\n");
+    write_bytes(fake,
+                "#!/bin/sh\n"
+                "case \" $* \" in *\" --dry-run \"*) exit 0;; esac\n"
+                "out=; prev=; for a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n" +
+                    body + "\n");
     ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
-    const auto o = tipbench_cmd(dir, {"gate", "--base-binary", fake.string(), "--head-binary", fake.string(), "--blocks",
-                                      "3", "--out-dir", (dir / "o").string()});
+    const auto o = tipbench_cmd(dir, {"gate", "--base-binary", fake.string(), "--head-binary", fake.string(),
+                                      "--blocks", "3", "--out-dir", (dir / "o").string()});
     EXPECT_EQ(o.code, 4) << o.out << o.err;
     EXPECT_TRUE(has(o.err, ".log")) << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 2) << "the start line and one error line: " << o.err;
@@ -314,7 +322,8 @@ TEST(GateCli, FlagsOfTheOtherModeAreRefused) {
 TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
   const auto dir = fresh_scratch_dir("gate_cli_auto_none");
   const auto cur = save(dir, "cur.json", synthetic_run({}));
-  const auto o = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", (dir / "b").string()});
+  const auto o =
+      tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", (dir / "b").string()});
   EXPECT_EQ(o.code, 3);
   EXPECT_TRUE(has(o.err, "no stored baseline for fingerprint cpu-test-2c_torch2.11.0")) << o.err;
 }
@@ -368,10 +377,12 @@ TEST(GateCli, BaselineSaveThenAutoLookupPasses) {
 TEST(GateCli, AutoTakesTheNewestBaselineHoldingTheRunsSuites) {
   const auto dir = fresh_scratch_dir("gate_cli_auto_per_suite");
   const auto store = (dir / "b").string();
-  const auto tf32 = save(dir, "tf32.json", synthetic_run({.suites = {"tf32"}, .cv = 0.005, .seed = 1,
-                                                          .timestamp = "2026-11-26T01:00:00Z"}));
-  const auto graphs = save(dir, "graphs.json", synthetic_run({.suites = {"cuda_graphs"}, .cv = 0.005, .seed = 3,
-                                                              .timestamp = "2026-11-26T02:00:00Z"}));
+  const auto tf32 =
+      save(dir, "tf32.json",
+           synthetic_run({.suites = {"tf32"}, .cv = 0.005, .seed = 1, .timestamp = "2026-11-26T01:00:00Z"}));
+  const auto graphs =
+      save(dir, "graphs.json",
+           synthetic_run({.suites = {"cuda_graphs"}, .cv = 0.005, .seed = 3, .timestamp = "2026-11-26T02:00:00Z"}));
   ASSERT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "save", tf32, "--name", "tf32"}).code, 0);
   ASSERT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "save", graphs, "--name", "cuda_graphs"}).code, 0);
   const auto cur = save(dir, "cur.json", synthetic_run({.suites = {"tf32"}, .cv = 0.005, .seed = 2}));
@@ -385,8 +396,8 @@ TEST(GateCli, AutoTakesTheNewestBaselineHoldingTheRunsSuites) {
   EXPECT_TRUE(has(f.out, "/tf32.json")) << f.out;
 
   // The two runs of one machine as one findings page; runs of two machines are refused.
-  const auto r = tipbench_cmd(dir, {"report", "--one-machine", tf32, graphs, "--out", (dir / "page").string(),
-                                    "--format", "markdown"});
+  const auto r = tipbench_cmd(
+      dir, {"report", "--one-machine", tf32, graphs, "--out", (dir / "page").string(), "--format", "markdown"});
   EXPECT_EQ(r.code, 0) << r.err;
   const std::string md = read_bytes(dir / "page" / "summary.md");
   EXPECT_TRUE(has(md, "tf32.json + graphs.json") && has(md, "| tf32/") && has(md, "| cuda_graphs/")) << md;
@@ -412,7 +423,8 @@ TEST(GateCli, BaselineSaveNeverOverwritesWithoutForceAndRefusesInjectedRuns) {
   EXPECT_EQ(read_bytes(stored), read_bytes(second));
   auto injected = synthetic_run({.seed = 3});
   injected.context.settings.inject_slowdown_pct = 5;
-  const auto inj = tipbench_cmd(dir, {"baseline", "--dir", store, "save", save(dir, "inj.json", injected), "--name", "x"});
+  const auto inj =
+      tipbench_cmd(dir, {"baseline", "--dir", store, "save", save(dir, "inj.json", injected), "--name", "x"});
   EXPECT_EQ(inj.code, 2);
   EXPECT_TRUE(has(inj.err, "never a baseline")) << inj.err;
   EXPECT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "save", first, "--name", "../evil"}).code, 2);
@@ -435,11 +447,14 @@ TEST(GateCli, UsageErrorsAreExitTwo) {
   EXPECT_EQ(tipbench_cmd(dir, {"gate", "--base-binary", "/nonexistent", "--head-binary", TIPBENCH_BINARY}).code, 2);
   EXPECT_EQ(tipbench_cmd(dir, {"gate", "--paired", "--baseline", "auto", "--current", cur}).code, 2);
   write_bytes(dir / "cfg.json", R"({"thresholds": {}})");
-  const auto c = tipbench_cmd(dir, {"gate", "--baseline", cur, "--current", cur, "--config", (dir / "cfg.json").string()});
+  const auto c =
+      tipbench_cmd(dir, {"gate", "--baseline", cur, "--current", cur, "--config", (dir / "cfg.json").string()});
   EXPECT_EQ(c.code, 2);
   EXPECT_TRUE(has(c.err, "unknown key 'thresholds'")) << c.err;
   write_bytes(dir / "cfg2.json", R"({"suites": {"no_such_suite": {}}})");
-  EXPECT_EQ(tipbench_cmd(dir, {"gate", "--baseline", cur, "--current", cur, "--config", (dir / "cfg2.json").string()}).code, 2);
+  EXPECT_EQ(
+      tipbench_cmd(dir, {"gate", "--baseline", cur, "--current", cur, "--config", (dir / "cfg2.json").string()}).code,
+      2);
 }
 
 TEST(ReportCli, WritesHtmlMarkdownAndGbench) {
@@ -475,9 +490,10 @@ TEST(GateCli, InterleavedGateCatchesAnInjectedSlowdownEndToEnd) {
   // machine's noise from about 10% into 100%+ per trial (measured; docs/gate.md). The children
   // inherit this environment.
   ::setenv("OMP_NUM_THREADS", "1", 1);
-  const auto o = tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_BINARY,
-                                    "--suite", "zero_grad", "--device", "cpu", "--blocks", "3", "--run-arg=--batch-size=4",
-                                    "--head-inject-slowdown", "400", "--out-dir", (dir / "gate").string()});
+  const auto o =
+      tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_BINARY, "--suite",
+                         "zero_grad", "--device", "cpu", "--blocks", "3", "--run-arg=--batch-size=4",
+                         "--head-inject-slowdown", "400", "--out-dir", (dir / "gate").string()});
   EXPECT_EQ(o.code, 1) << o.out << o.err;
   EXPECT_TRUE(has(o.out, "confirmed on re-run")) << o.out;
   EXPECT_TRUE(has(o.out, "INJECTED slowdown of 400%")) << o.out;
@@ -499,8 +515,8 @@ TEST(GateCli, StackABGatesTwoRealBuilds) {
   const auto dir = fresh_scratch_dir("gate_cli_stack_ab");
   ::setenv("OMP_NUM_THREADS", "1", 1);  // as in the end-to-end gate above
   const auto o = tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_STACK_B_BINARY,
-                                    "--suite", "zero_grad", "--device", "cpu", "--blocks", "3", "--run-arg=--batch-size=4",
-                                    "--no-rerun", "--out-dir", (dir / "gate").string()});
+                                    "--suite", "zero_grad", "--device", "cpu", "--blocks", "3",
+                                    "--run-arg=--batch-size=4", "--no-rerun", "--out-dir", (dir / "gate").string()});
   EXPECT_TRUE(o.code == 0 || o.code == 1 || o.code == 3) << o.out << o.err;
   const std::string change = std::string("libtorch_version ") + TIPBENCH_PINNED_TORCH + " -> " + TIPBENCH_STACK_B_TORCH;
   // The wheels differ in more than LibTorch (its CUDA runtime, cuDNN, NCCL): all of it is listed.

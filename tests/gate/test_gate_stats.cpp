@@ -41,7 +41,8 @@ TEST(UnpairedRatio, IsDeterministicForASeedAndVariesWithIt) {
   EXPECT_EQ(a1.p_value, a2.p_value);
   // Interval ends are order statistics of a discrete set, so two seeds can agree by chance; ten cannot.
   std::set<double> lows;
-  for (std::uint64_t seed = 10; seed < 20; ++seed) lows.insert(st::unpaired_ratio_test(t, b, {.seed = seed}).estimate.ci_low);
+  for (std::uint64_t seed = 10; seed < 20; ++seed)
+    lows.insert(st::unpaired_ratio_test(t, b, {.seed = seed}).estimate.ci_low);
   EXPECT_GT(lows.size(), 1u);
 }
 

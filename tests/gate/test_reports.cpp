@@ -34,7 +34,8 @@ bool has(const std::string& haystack, const std::string& needle) { return haysta
 
 std::vector<std::string> chart_kinds(const nlohmann::json& model) {
   std::vector<std::string> kinds;
-  for (const auto& c : model.at("charts")) kinds.push_back(c.at("id").get<std::string>().substr(0, c.at("id").get<std::string>().find('-')));
+  for (const auto& c : model.at("charts"))
+    kinds.push_back(c.at("id").get<std::string>().substr(0, c.at("id").get<std::string>().find('-')));
   return kinds;
 }
 
@@ -123,9 +124,7 @@ TEST(Escape, ScriptJsonCannotCloseTheScriptOrBreakALine) {
   EXPECT_EQ(nlohmann::json::parse(out), j);  // still the same JSON
 }
 
-TEST(Escape, MarkdownEscapesPipesNewlinesAndHtml) {
-  EXPECT_EQ(r::markdown_escape("a|b\n<c>"), "a\\|b &lt;c&gt;");
-}
+TEST(Escape, MarkdownEscapesPipesNewlinesAndHtml) { EXPECT_EQ(r::markdown_escape("a|b\n<c>"), "a\\|b &lt;c&gt;"); }
 
 TEST(HtmlModel, OneRunDrawsTheSpeedupChartOnly) {
   const auto model = r::report_model({{"run.json", synthetic_run({.cv = 0.01})}}, {}, {});
@@ -139,9 +138,10 @@ TEST(HtmlModel, OneRunDrawsTheSpeedupChartOnly) {
 }
 
 TEST(HtmlModel, TwoRunsAddTheChangeAndTrendCharts) {
-  const auto model = r::report_model({{"base.json", synthetic_run({.cv = 0.01, .seed = 1, .timestamp = "2026-01-01T00:00:00Z"})},
-                                      {"head.json", synthetic_run({.cv = 0.01, .factor = 0.9, .seed = 2})}},
-                                     {}, {.primary = 1});
+  const auto model =
+      r::report_model({{"base.json", synthetic_run({.cv = 0.01, .seed = 1, .timestamp = "2026-01-01T00:00:00Z"})},
+                       {"head.json", synthetic_run({.cv = 0.01, .factor = 0.9, .seed = 2})}},
+                      {}, {.primary = 1});
   EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup", "change", "trend"}));
   const auto& change = model.at("charts")[1];
   EXPECT_NEAR(change.at("datasets")[0].at("values")[0].get<double>(), -10.0, 2.0);  // percent
@@ -153,8 +153,9 @@ TEST(HtmlModel, TwoRunsAddTheChangeAndTrendCharts) {
 TEST(HtmlModel, HistoryRunsFeedTheTrend) {
   std::vector<NamedRun> history;
   for (int i = 0; i < 4; ++i) {
-    history.push_back({"h" + std::to_string(i), synthetic_run({.seed = static_cast<std::uint64_t>(i),
-                                                                .timestamp = "2026-01-0" + std::to_string(i + 1) + "T00:00:00Z"})});
+    history.push_back(
+        {"h" + std::to_string(i), synthetic_run({.seed = static_cast<std::uint64_t>(i),
+                                                 .timestamp = "2026-01-0" + std::to_string(i + 1) + "T00:00:00Z"})});
   }
   const auto model = r::report_model({{"run.json", synthetic_run({})}}, history, {});
   const auto& trend = model.at("charts").back();
@@ -166,8 +167,10 @@ TEST(HtmlModel, HistoryRunsFeedTheTrend) {
 TEST(HtmlModel, EncodingsOfOtherSuitesGetTheirCharts) {
   auto run = synthetic_run({.blocks = 4});
   run.suites.push_back({"dataloader", "d", "in_process", {grid_case()}, {}, {}});
-  run.suites.push_back({"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}, {}});
-  run.suites.push_back({"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}, {}});
+  run.suites.push_back(
+      {"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}, {}});
+  run.suites.push_back(
+      {"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}, {}});
   run.suites.push_back({"ddp", "p", "in_process", {level_case("ddp", "world_size", {"1", "2", "4"})}, {}, {}});
   const auto model = r::report_model({{"run.json", run}}, {}, {});
   EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup", "heatmap", "batch", "tradeoff", "world_size"}));
@@ -194,7 +197,8 @@ TEST(HtmlModel, APipelineLadderDrawsItsRungsAndTheModelsConsumption) {
   EXPECT_TRUE(ladder.at("values")[1].is_null());
   const auto& synthetic = run.suites.back().cases[0].arms[3];
   EXPECT_DOUBLE_EQ(ladder.at("consumption").get<double>(), synthetic.throughput_samples_per_s.median);
-  EXPECT_DOUBLE_EQ(ladder.at("values")[0].get<double>(), run.suites.back().cases[0].arms[0].throughput_samples_per_s.median);
+  EXPECT_DOUBLE_EQ(ladder.at("values")[0].get<double>(),
+                   run.suites.back().cases[0].arms[0].throughput_samples_per_s.median);
 }
 
 // A result since schema 1.4 records each suite's declared chart: the report draws that one only,
@@ -327,8 +331,8 @@ TEST(RunConsole, OneNoiseLinePerCaseAndOneFooter) {
   EXPECT_EQ(count_of(text, "\nnoise: "), 1u) << text;
   EXPECT_TRUE(has(text, fmt::format("{} of ", noisy_rows))) << text;
   EXPECT_TRUE(has(text, "OMP_NUM_THREADS=1")) << text;  // a CPU run: pin the threads
-  EXPECT_FALSE(has(text, "re-run with")) << text;        // the per-row recommendation is gone
-  EXPECT_TRUE(has(text, "cpu time x")) << text;          // the CPU-time comparison has its row
+  EXPECT_FALSE(has(text, "re-run with")) << text;       // the per-row recommendation is gone
+  EXPECT_TRUE(has(text, "cpu time x")) << text;         // the CPU-time comparison has its row
 
   const std::string calm = console_text(synthetic_run({.cv = 0.001}));
   EXPECT_FALSE(has(calm, "noise:")) << calm;
@@ -472,8 +476,10 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
 
   auto run = synthetic_run({.blocks = 6, .cv = 0.01, .seed = 2});
   run.suites.push_back({"dataloader", "d", "in_process", {grid_case()}, {}, {}});
-  run.suites.push_back({"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}, {}});
-  run.suites.push_back({"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}, {}});
+  run.suites.push_back(
+      {"batch_size", "b", "in_process", {level_case("batch_size", "batch", {"8", "16", "32"})}, {}, {}});
+  run.suites.push_back(
+      {"checkpointing", "c", "in_process", {level_case("checkpointing", "checkpoint", {"none", "all"})}, {}, {}});
   run.suites.push_back({"ddp", "p", "in_process", {level_case("ddp", "world_size", {"1", "2", "4"})}, {}, {}});
   run.suites.push_back({"dataloader_ladder", "l", "in_process", {ladder_case()}, {}, {}});
   run.suites[0].description = "</script><b>not bold</b>";
@@ -486,9 +492,15 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   const std::string html_path = (dir / "report.html").string();
   tipbench::testing::write_bytes(html_path, r::render_html(model, runs, r::read_chartjs(chartjs)));
 
-  const std::vector<std::string> common{"/usr/bin/timeout", "120", chromium, "--headless", "--disable-gpu",
-                                        "--no-sandbox", "--hide-scrollbars",
-                                        "--user-data-dir=" + (dir / "profile").string(), "--window-size=1200,4000"};
+  const std::vector<std::string> common{"/usr/bin/timeout",
+                                        "120",
+                                        chromium,
+                                        "--headless",
+                                        "--disable-gpu",
+                                        "--no-sandbox",
+                                        "--hide-scrollbars",
+                                        "--user-data-dir=" + (dir / "profile").string(),
+                                        "--window-size=1200,4000"};
   auto dump = common;
   dump.insert(dump.end(), {"--dump-dom", "file://" + html_path});
   const std::string dom_path = (dir / "dom.html").string();

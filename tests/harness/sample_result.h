@@ -160,5 +160,4 @@ inline Result sample_result() {
 // A valid document as text, for the tests that break it.
 inline std::string sample_text() { return tipbench::to_json_document(sample_result()).dump(2); }
 
-
 }  // namespace tipbench::testing

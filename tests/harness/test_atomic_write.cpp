@@ -33,24 +33,13 @@
 namespace {
 
 namespace fs = std::filesystem;
-using ojson = nlohmann::ordered_json;
-using tipbench::ArmResult;
-using tipbench::ArmStatus;
-using tipbench::CaseResult;
-using tipbench::Comparison;
-using tipbench::InputError;
-using tipbench::MeasureSettings;
 using tipbench::Result;
-using tipbench::Trial;
-using tipbench::stats::Verdict;
+using tipbench::testing::expect_throw_containing;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::list_dir;
 using tipbench::testing::read_bytes;
-using tipbench::testing::write_bytes;
-using tipbench::testing::expect_throw_containing;
-using tipbench::testing::make_trial;
 using tipbench::testing::sample_result;
-using tipbench::testing::sample_text;
+using tipbench::testing::write_bytes;
 
 // ---------------------------------------------------------------------------------------------
 // Atomic writes
@@ -165,7 +154,7 @@ TEST(AtomicWrite, FailedWriteLeavesTheExistingFileByteIdentical) {
   Result bigger = sample_result();
   bigger.suites[0].cases[0].arms[0].trials[0].step_times_ms.assign(5000, 1.2345678901234);
 
-  rlimit saved {};
+  rlimit saved{};
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
   auto* old_handler = std::signal(SIGXFSZ, SIG_IGN);
   rlimit small = saved;

@@ -30,7 +30,8 @@ TEST(BlockOrder, IsPinnedForAKnownSeedAndCase) {
 TEST(BlockOrder, TheSeedsHighBitsCount) {
   const std::string name = "zero_grad/model:small_cnn/batch:32";
   EXPECT_EQ(tipbench::block_order({0, 1, 2, 3, 4}, 1ULL << 40, name, 0), (Order{1, 2, 0, 3, 4}));
-  EXPECT_NE(tipbench::block_order({0, 1, 2, 3, 4}, 1ULL << 40, name, 0), tipbench::block_order({0, 1, 2, 3, 4}, 0, name, 0));
+  EXPECT_NE(tipbench::block_order({0, 1, 2, 3, 4}, 1ULL << 40, name, 0),
+            tipbench::block_order({0, 1, 2, 3, 4}, 0, name, 0));
 }
 
 TEST(BlockOrder, IsAPermutationOfTheArmsGiven) {

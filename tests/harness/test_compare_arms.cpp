@@ -35,9 +35,10 @@ TEST(CompareArms, FewerThanThreePairedBlocksGiveNoComparison) {
   const tipbench::MeasureSettings s;
   EXPECT_FALSE(tipbench::compare_arms(arm("t", {110, 111}), arm("b", {100, 101}), tipbench::trial_throughput(), s));
   // Three trials each, but block 2 has no positive value on one side: two pairs remain.
-  EXPECT_FALSE(tipbench::compare_arms(arm("t", {110, 111, 0}), arm("b", {100, 101, 102}), tipbench::trial_throughput(), s));
-  const auto k = tipbench::compare_arms(arm("t", {110, 111, 112}), arm("b", {100, 101, 102}),
-                                        tipbench::trial_throughput(), s);
+  EXPECT_FALSE(
+      tipbench::compare_arms(arm("t", {110, 111, 0}), arm("b", {100, 101, 102}), tipbench::trial_throughput(), s));
+  const auto k =
+      tipbench::compare_arms(arm("t", {110, 111, 112}), arm("b", {100, 101, 102}), tipbench::trial_throughput(), s);
   ASSERT_TRUE(k);
   EXPECT_EQ(k->estimate.blocks, tipbench::kMinPairedBlocks);
 }
@@ -78,9 +79,8 @@ TEST(CompareArms, IsTheRuleOfTheCaseSummaries) {
   const tipbench::TrialMetric metrics[] = {
       tipbench::trial_throughput(),
       {"step_cpu_time_ms", false, tipbench::cpu_time_per_step_ms},
-      {"peak_rss_growth_bytes", false, [](const Trial& t) -> std::optional<double> {
-         return static_cast<double>(*t.memory.peak_rss_growth_bytes);
-       }}};
+      {"peak_rss_growth_bytes", false,
+       [](const Trial& t) -> std::optional<double> { return static_cast<double>(*t.memory.peak_rss_growth_bytes); }}};
   for (std::size_t i = 0; i < 3; ++i) {
     const auto expected = tipbench::compare_arms(c.arms[1], c.arms[0], metrics[i], s);
     ASSERT_TRUE(expected);

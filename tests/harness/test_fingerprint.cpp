@@ -21,11 +21,9 @@ using tipbench::Fingerprint;
 using tipbench::GpuInfo;
 
 bool filesystem_safe(const std::string& s) {
-  return !s.empty() && s.front() != '.' && s.front() != '-' &&
-         std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                  c == '-';
-         });
+  return !s.empty() && s.front() != '.' && s.front() != '-' && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+  });
 }
 
 Fingerprint sample_gpu_fingerprint() {
@@ -78,8 +76,7 @@ TEST(Fingerprint, SlugIsFilesystemSafeAndStable) {
   EXPECT_TRUE(filesystem_safe(slug)) << slug;
   EXPECT_EQ(slug, tipbench::fingerprint_slug(tipbench::collect_fingerprint(false)));
   EXPECT_EQ(slug.rfind("cpu-", 0), 0U) << slug;
-  EXPECT_NE(slug.find("-" + std::to_string(here.cpu_cores) + "c_torch"), std::string::npos)
-      << slug;
+  EXPECT_NE(slug.find("-" + std::to_string(here.cpu_cores) + "c_torch"), std::string::npos) << slug;
 }
 
 TEST(Fingerprint, SlugKnownAnswers) {
@@ -106,8 +103,7 @@ TEST(Fingerprint, SlugKnownAnswers) {
 }
 
 TEST(Fingerprint, JsonRoundTripIsExact) {
-  for (const Fingerprint& fp :
-       {sample_gpu_fingerprint(), tipbench::collect_fingerprint(false), Fingerprint{}}) {
+  for (const Fingerprint& fp : {sample_gpu_fingerprint(), tipbench::collect_fingerprint(false), Fingerprint{}}) {
     const nlohmann::json j = fp;
     const auto back = j.get<Fingerprint>();
     EXPECT_TRUE(tipbench::fingerprint_differences(fp, back).empty()) << j.dump();
@@ -144,8 +140,7 @@ TEST(Fingerprint, DifferencesNameTheChangedFields) {
   b.gpus[1].memory_bytes += 1;
   b.libtorch_version = "2.12.0";
   b.cpu_cores = 16;
-  const std::vector<std::string> expected = {"gpus[0].name", "gpus[1].memory_bytes",
-                                             "libtorch_version", "cpu_cores"};
+  const std::vector<std::string> expected = {"gpus[0].name", "gpus[1].memory_bytes", "libtorch_version", "cpu_cores"};
   EXPECT_EQ(tipbench::fingerprint_differences(a, b), expected);
 
   Fingerprint c = a;

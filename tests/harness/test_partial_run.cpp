@@ -25,7 +25,8 @@ using tipbench::testing::read_bytes;
 using tipbench::testing::write_bytes;
 
 PartialRun sample_partial() {
-  return {"results/runs/x.json", {{"blocks", 3}, {"suites", {"zero_grad"}}},
+  return {"results/runs/x.json",
+          {{"blocks", 3}, {"suites", {"zero_grad"}}},
           tipbench::testing::synthetic_run({.suites = {"zero_grad", "conv_bias"}, .cases_per_suite = 2, .blocks = 3})};
 }
 

@@ -31,25 +31,7 @@
 
 namespace {
 
-namespace fs = std::filesystem;
-using ojson = nlohmann::ordered_json;
-using tipbench::ArmResult;
-using tipbench::ArmStatus;
-using tipbench::CaseResult;
-using tipbench::Comparison;
-using tipbench::InputError;
-using tipbench::MeasureSettings;
-using tipbench::Result;
-using tipbench::Trial;
-using tipbench::stats::Verdict;
-using tipbench::testing::fresh_scratch_dir;
-using tipbench::testing::list_dir;
-using tipbench::testing::read_bytes;
-using tipbench::testing::write_bytes;
-using tipbench::testing::expect_throw_containing;
-using tipbench::testing::make_trial;
 using tipbench::testing::sample_result;
-using tipbench::testing::sample_text;
 
 // ---------------------------------------------------------------------------------------------
 // Progress

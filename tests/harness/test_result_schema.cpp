@@ -34,23 +34,18 @@ namespace {
 
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
-using tipbench::ArmResult;
 using tipbench::ArmStatus;
-using tipbench::CaseResult;
-using tipbench::Comparison;
 using tipbench::InputError;
-using tipbench::MeasureSettings;
 using tipbench::Result;
 using tipbench::Trial;
 using tipbench::stats::Verdict;
-using tipbench::testing::fresh_scratch_dir;
-using tipbench::testing::list_dir;
-using tipbench::testing::read_bytes;
-using tipbench::testing::write_bytes;
 using tipbench::testing::expect_throw_containing;
+using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::make_trial;
+using tipbench::testing::read_bytes;
 using tipbench::testing::sample_result;
 using tipbench::testing::sample_text;
+using tipbench::testing::write_bytes;
 
 // ---------------------------------------------------------------------------------------------
 // Schema round trip
@@ -95,8 +90,8 @@ TEST(ResultSchema, DocumentRoundTripsThroughParse) {
   EXPECT_EQ(arms[0].peak_memory_bytes, 1'000'000'001);
   EXPECT_EQ(arms[0].memory_metric, "peak_allocated_bytes");
   EXPECT_EQ(arms[0].step_time_ms.n, 15u);
-  EXPECT_EQ(arms[0].trials.at(1).metrics, (std::map<std::string, double>{{"data_wait_fraction", 0.32},
-                                                                           {"h2d_copy_ms", 1.9}}));
+  EXPECT_EQ(arms[0].trials.at(1).metrics,
+            (std::map<std::string, double>{{"data_wait_fraction", 0.32}, {"h2d_copy_ms", 1.9}}));
   ASSERT_EQ(arms[0].metrics.count("data_wait_fraction"), 1u);
   EXPECT_DOUBLE_EQ(arms[0].metrics.at("data_wait_fraction").median, 0.32);
   EXPECT_EQ(arms[0].metrics.at("h2d_copy_ms").n, 3u);

@@ -23,9 +23,9 @@ using tipbench::ArmSpec;
 using tipbench::ArmStatus;
 using tipbench::CaseResult;
 using tipbench::CaseSpec;
-using tipbench::TrialInfo;
 using tipbench::SuiteContext;
 using tipbench::SuiteResult;
+using tipbench::TrialInfo;
 
 // What an arm's workload does, by arm name: "ok", "broken" (its step throws a c10::Error),
 // "invalid" (its trials say they measured the wrong thing) or "fixed3" (asks for 3 warm-up steps).
@@ -61,7 +61,8 @@ class ScriptedSuite final : public tipbench::Suite {
     }
     return out;
   }
-  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm,
+                                              const TrialInfo&) const override {
     prepared.insert(tipbench::level(c.params, "model"));
     return std::make_unique<ScriptedWorkload>(arm.name);
   }
@@ -222,7 +223,8 @@ class SuiteWhosePreparationFails final : public tipbench::Suite {
     if (input_error_) throw tipbench::InputError("the dataset folder is empty");
     TORCH_CHECK(false, "integer out of range");
   }
-  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm,
+                                              const TrialInfo&) const override {
     ADD_FAILURE() << "an arm of a suite whose preparation failed was prepared";
     return std::make_unique<ScriptedWorkload>(arm.name);
   }
@@ -278,7 +280,8 @@ class InProcessSuiteWithAnEnvironment final : public tipbench::Suite {
                                                        const ArmSpec&) const override {
     return {{"LD_PRELOAD", "libjemalloc.so.2"}};
   }
-  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm,
+                                              const TrialInfo&) const override {
     return std::make_unique<ScriptedWorkload>(arm.name);
   }
 };

@@ -31,25 +31,9 @@
 
 namespace {
 
-namespace fs = std::filesystem;
-using ojson = nlohmann::ordered_json;
-using tipbench::ArmResult;
-using tipbench::ArmStatus;
-using tipbench::CaseResult;
-using tipbench::Comparison;
-using tipbench::InputError;
 using tipbench::MeasureSettings;
-using tipbench::Result;
-using tipbench::Trial;
-using tipbench::stats::Verdict;
-using tipbench::testing::fresh_scratch_dir;
-using tipbench::testing::list_dir;
-using tipbench::testing::read_bytes;
-using tipbench::testing::write_bytes;
 using tipbench::testing::expect_throw_containing;
-using tipbench::testing::make_trial;
 using tipbench::testing::sample_result;
-using tipbench::testing::sample_text;
 
 // ---------------------------------------------------------------------------------------------
 // MeasureSettings
@@ -121,8 +105,7 @@ TEST(MeasureSettingsJson, MissingKeysKeepTheirDefaults) {
 TEST(MeasureSettingsJson, UnknownKeyIsAnError) {
   nlohmann::json j = unusual_settings();
   j["blocks_per_second"] = 1;
-  expect_throw_containing<std::invalid_argument>([&] { (void)j.get<MeasureSettings>(); },
-                                                 {"blocks_per_second"});
+  expect_throw_containing<std::invalid_argument>([&] { (void)j.get<MeasureSettings>(); }, {"blocks_per_second"});
 }
 
 TEST(MeasureSettingsJson, NonObjectAndWrongTypesAreErrors) {

@@ -15,10 +15,17 @@ namespace {
 using tipbench::OptionType;
 using tipbench::SuiteOption;
 
-const SuiteOption kBucket{.name = "bucket-mb", .type = OptionType::number, .default_value = "25",
-                          .help = "bucket size", .min = 0.001, .max = 4096};
-const SuiteOption kPolicy{.name = "corrupt-policy", .type = OptionType::choice, .default_value = "skip",
-                          .help = "policy", .choices = {"skip", "fail"}};
+const SuiteOption kBucket{.name = "bucket-mb",
+                          .type = OptionType::number,
+                          .default_value = "25",
+                          .help = "bucket size",
+                          .min = 0.001,
+                          .max = 4096};
+const SuiteOption kPolicy{.name = "corrupt-policy",
+                          .type = OptionType::choice,
+                          .default_value = "skip",
+                          .help = "policy",
+                          .choices = {"skip", "fail"}};
 const SuiteOption kOnly{.name = "loader-only", .type = OptionType::flag, .default_value = "false", .help = "only"};
 const SuiteOption kData{.name = "data", .type = OptionType::text, .default_value = "", .help = "dir"};
 
@@ -73,12 +80,17 @@ TEST(RealNumbers, DecimalAndFiniteOnly) {
     ASSERT_TRUE(tipbench::parse_real(text)) << text;
     EXPECT_EQ(*tipbench::parse_real(text), value) << text;
   }
-  for (const std::string text : {"nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e400", "-1e999", "0x10", "0x1p3",
-                                 "2.5%", "", " 1", "1 ", "e5", "1e", ".", "-", "1.2.3", "1e5.0"}) {
+  for (const std::string text :
+       {"nan",  "NaN", "-nan", "inf", "-inf", "infinity", "1e400", "-1e999", "0x10",  "0x1p3",
+        "2.5%", "",    " 1",   "1 ",  "e5",   "1e",       ".",     "-",      "1.2.3", "1e5.0"}) {
     EXPECT_FALSE(tipbench::parse_real(text)) << "'" << text << "'";
   }
-  const tipbench::SuiteOption mb{.name = "bucket-mb", .type = tipbench::OptionType::number, .default_value = "25",
-                                 .help = "", .min = 0.001, .max = 4096};
+  const tipbench::SuiteOption mb{.name = "bucket-mb",
+                                 .type = tipbench::OptionType::number,
+                                 .default_value = "25",
+                                 .help = "",
+                                 .min = 0.001,
+                                 .max = 4096};
   EXPECT_NE(mb.problem("nan").find("not a number"), std::string::npos) << mb.problem("nan");
   EXPECT_NE(mb.problem("0x10").find("not a number"), std::string::npos);
   EXPECT_EQ(mb.problem("0.5"), "");

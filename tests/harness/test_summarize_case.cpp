@@ -32,25 +32,14 @@
 
 namespace {
 
-namespace fs = std::filesystem;
-using ojson = nlohmann::ordered_json;
 using tipbench::ArmResult;
 using tipbench::ArmStatus;
 using tipbench::CaseResult;
 using tipbench::Comparison;
-using tipbench::InputError;
 using tipbench::MeasureSettings;
-using tipbench::Result;
 using tipbench::Trial;
 using tipbench::stats::Verdict;
-using tipbench::testing::fresh_scratch_dir;
-using tipbench::testing::list_dir;
-using tipbench::testing::read_bytes;
-using tipbench::testing::write_bytes;
-using tipbench::testing::expect_throw_containing;
-using tipbench::testing::make_trial;
 using tipbench::testing::sample_result;
-using tipbench::testing::sample_text;
 
 // ---------------------------------------------------------------------------------------------
 // summarize_case on synthetic trials
@@ -73,9 +62,8 @@ class Noise {
   std::mt19937_64 rng_;
 };
 
-ArmResult synthetic_arm(const std::string& arm, bool baseline, const std::vector<int>& blocks,
-                        double throughput, double cv, Noise& noise,
-                        std::optional<std::int64_t> rss = std::nullopt) {
+ArmResult synthetic_arm(const std::string& arm, bool baseline, const std::vector<int>& blocks, double throughput,
+                        double cv, Noise& noise, std::optional<std::int64_t> rss = std::nullopt) {
   ArmResult a;
   a.arm = arm;
   a.name = "suite/model:m/arm:" + arm;

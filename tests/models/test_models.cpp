@@ -36,9 +36,7 @@ using tipbench::testing::write_bytes;
 
 namespace {
 
-torch::Tensor forward(torch::nn::AnyModule& model, const torch::Tensor& x) {
-  return model.forward<torch::Tensor>(x);
-}
+torch::Tensor forward(torch::nn::AnyModule& model, const torch::Tensor& x) { return model.forward<torch::Tensor>(x); }
 
 int64_t count(const std::string& name, tm_::ModelOptions options = {}) {
   auto model = tm_::make_model(name, options);
@@ -77,8 +75,8 @@ void expect_close(const torch::Tensor& got, const torch::Tensor& want, double re
 TEST(ModelFactory, ListsEveryModel) {
   std::vector<std::string> names;
   for (const auto& info : tm_::available_models()) names.push_back(info.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"resnet18", "resnet34", "resnet50", "vit_ti_16", "vit_s_16",
-                                             "vit_b_16", "small_cnn"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"resnet18", "resnet34", "resnet50", "vit_ti_16", "vit_s_16", "vit_b_16",
+                                             "small_cnn"}));
   for (const auto& info : tm_::available_models()) {
     EXPECT_TRUE(info.family == "cnn" || info.family == "vit") << info.name;
     EXPECT_FALSE(info.description.empty()) << info.name;
@@ -148,16 +146,16 @@ TEST(ModelParameters, ConvBiasBeforeBnAddsExactlyTheConvBiases) {
 
 TEST(ModelParameters, TorchvisionNames) {
   auto r18 = tm_::make_model("resnet18");
-  for (const char* name : {"conv1.weight", "bn1.weight", "bn1.running_mean", "bn1.running_var",
-                                 "bn1.num_batches_tracked", "layer1.0.conv1.weight", "layer1.1.bn2.bias",
-                                 "layer2.0.downsample.0.weight", "layer2.0.downsample.1.running_var",
-                                 "layer4.1.conv2.weight", "fc.weight", "fc.bias"}) {
+  for (const char* name :
+       {"conv1.weight", "bn1.weight", "bn1.running_mean", "bn1.running_var", "bn1.num_batches_tracked",
+        "layer1.0.conv1.weight", "layer1.1.bn2.bias", "layer2.0.downsample.0.weight",
+        "layer2.0.downsample.1.running_var", "layer4.1.conv2.weight", "fc.weight", "fc.bias"}) {
     EXPECT_TRUE(has_tensor(*r18.ptr(), name)) << name;
   }
   EXPECT_FALSE(has_tensor(*r18.ptr(), "layer1.0.downsample.0.weight"));  // no shape change there
   auto r50 = tm_::make_model("resnet50");
-  for (const char* name : {"layer1.0.downsample.0.weight", "layer1.0.downsample.1.weight",
-                                 "layer1.2.conv3.weight", "layer4.2.bn3.running_mean"}) {
+  for (const char* name : {"layer1.0.downsample.0.weight", "layer1.0.downsample.1.weight", "layer1.2.conv3.weight",
+                           "layer4.2.bn3.running_mean"}) {
     EXPECT_TRUE(has_tensor(*r50.ptr(), name)) << name;
   }
   EXPECT_EQ(r50.ptr()->named_parameters()["layer2.0.conv2.weight"].sizes(), (std::vector<int64_t>{128, 128, 3, 3}));
@@ -167,11 +165,10 @@ TEST(ModelParameters, TorchvisionNames) {
   for (const std::string& name :
        {std::string("class_token"), std::string("conv_proj.weight"), std::string("conv_proj.bias"),
         std::string("encoder.pos_embedding"), l0 + "ln_1.weight", l0 + "ln_1.bias",
-        l0 + "self_attention.in_proj_weight", l0 + "self_attention.in_proj_bias",
-        l0 + "self_attention.out_proj.weight", l0 + "self_attention.out_proj.bias", l0 + "ln_2.weight",
-        l0 + "mlp.0.weight", l0 + "mlp.0.bias", l0 + "mlp.3.weight", l0 + "mlp.3.bias",
-        std::string("encoder.layers.encoder_layer_11.mlp.3.bias"), std::string("encoder.ln.weight"),
-        std::string("heads.head.weight"), std::string("heads.head.bias")}) {
+        l0 + "self_attention.in_proj_weight", l0 + "self_attention.in_proj_bias", l0 + "self_attention.out_proj.weight",
+        l0 + "self_attention.out_proj.bias", l0 + "ln_2.weight", l0 + "mlp.0.weight", l0 + "mlp.0.bias",
+        l0 + "mlp.3.weight", l0 + "mlp.3.bias", std::string("encoder.layers.encoder_layer_11.mlp.3.bias"),
+        std::string("encoder.ln.weight"), std::string("heads.head.weight"), std::string("heads.head.bias")}) {
     EXPECT_TRUE(has_tensor(*vit.ptr(), name)) << name;
   }
   const auto params = vit.ptr()->named_parameters();
@@ -182,9 +179,16 @@ TEST(ModelParameters, TorchvisionNames) {
 // --------------------------------------------------------------------------------- forward pass
 TEST(ModelForward, OutputShapes) {
   torch::NoGradGuard no_grad;
-  struct Case { std::string name; int64_t batch, image_size; };
-  for (const auto& c : std::vector<Case>{{"resnet18", 2, 64}, {"resnet34", 2, 64}, {"resnet50", 2, 64},
-                                         {"vit_ti_16", 2, 32}, {"vit_s_16", 2, 32}, {"vit_b_16", 1, 32},
+  struct Case {
+    std::string name;
+    int64_t batch, image_size;
+  };
+  for (const auto& c : std::vector<Case>{{"resnet18", 2, 64},
+                                         {"resnet34", 2, 64},
+                                         {"resnet50", 2, 64},
+                                         {"vit_ti_16", 2, 32},
+                                         {"vit_s_16", 2, 32},
+                                         {"vit_b_16", 1, 32},
                                          {"small_cnn", 4, 32}}) {
     auto model = tm_::make_model(c.name, {.num_classes = 7, .image_size = c.image_size});
     model.ptr()->eval();
@@ -215,8 +219,8 @@ TEST(ModelForward, StagesComposeToForward) {
   for (auto& stage : resnet->stages()) h = stage->forward(h);
   EXPECT_TRUE(torch::equal(resnet->head(h), resnet->forward(x)));
 
-  tm_::VisionTransformer vit(tm_::ViTOptions{.image_size = 32, .num_layers = 3, .num_heads = 3,
-                                             .hidden_dim = 48, .mlp_dim = 96});
+  tm_::VisionTransformer vit(
+      tm_::ViTOptions{.image_size = 32, .num_layers = 3, .num_heads = 3, .hidden_dim = 48, .mlp_dim = 96});
   vit->eval();
   auto xi = torch::randn({2, 3, 32, 32});
   auto t = vit->embed(xi);
@@ -498,8 +502,10 @@ TEST_F(Torchvision, PythonLoadsOurStateDict) {
   const auto buffers = model.ptr()->named_buffers();
   double want_sum = 0;
   int64_t want_elements = 0;
-  for (const auto& p : params) want_sum += p.value().to(torch::kDouble).sum().item<double>(), want_elements += p.value().numel();
-  for (const auto& b : buffers) want_sum += b.value().to(torch::kDouble).sum().item<double>(), want_elements += b.value().numel();
+  for (const auto& p : params)
+    want_sum += p.value().to(torch::kDouble).sum().item<double>(), want_elements += p.value().numel();
+  for (const auto& b : buffers)
+    want_sum += b.value().to(torch::kDouble).sum().item<double>(), want_elements += b.value().numel();
   EXPECT_EQ(tensors, static_cast<int64_t>(params.size() + buffers.size()));
   EXPECT_EQ(elements, want_elements);
   EXPECT_NEAR(sum, want_sum, 1e-6 * std::max(1.0, std::abs(want_sum)));

@@ -53,8 +53,7 @@ struct Paired {
 
 // One A/B experiment: each block shares a drift term between arms (what pairing cancels), and
 // each measurement has its own noise. The true ratio of the population medians is true_ratio.
-Paired experiment(std::uint64_t seed, std::size_t blocks, double true_ratio, double cv,
-                  double block_drift_cv = 0.03) {
+Paired experiment(std::uint64_t seed, std::size_t blocks, double true_ratio, double cv, double block_drift_cv = 0.03) {
   Noise noise(seed);
   Paired p;
   for (std::size_t i = 0; i < blocks; ++i) {
@@ -110,8 +109,7 @@ TEST(Quantile, RejectsEmptyOutOfRangeAndNaN) {
   EXPECT_THROW(st::quantile(empty, 0.5), std::invalid_argument);
   EXPECT_THROW(st::quantile(kFive, -0.01), std::invalid_argument);
   EXPECT_THROW(st::quantile(kFive, 1.01), std::invalid_argument);
-  EXPECT_THROW(st::quantile(kFive, std::numeric_limits<double>::quiet_NaN()),
-               std::invalid_argument);
+  EXPECT_THROW(st::quantile(kFive, std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
   EXPECT_THROW(st::quantile(with_nan, 0.5), std::invalid_argument);
   EXPECT_THROW(st::median(empty), std::invalid_argument);
 }
@@ -145,9 +143,7 @@ TEST(Summarize, FillsEveryField) {
   EXPECT_EQ(s.n, 8u);
 }
 
-TEST(Summarize, RejectsEmpty) {
-  EXPECT_THROW(st::summarize(std::vector<double>{}), std::invalid_argument);
-}
+TEST(Summarize, RejectsEmpty) { EXPECT_THROW(st::summarize(std::vector<double>{}), std::invalid_argument); }
 
 // ---------------------------------------------------------------------------------------------
 // Paired bootstrap.
@@ -193,8 +189,7 @@ TEST(PairedRatio, SameResamplesOnEveryStandardLibrary) {
   // shows up here.
   const std::vector<double> t = {1.013, 1.127, 0.951, 1.209, 1.048, 0.902, 1.161, 1.022};
   const std::vector<double> b = {1.000, 0.987, 1.021, 0.994, 1.008, 0.979, 1.013, 1.002};
-  const st::RatioTest r =
-      st::paired_ratio_test(t, b, {.resamples = 500, .confidence = 0.9, .seed = 42});
+  const st::RatioTest r = st::paired_ratio_test(t, b, {.resamples = 500, .confidence = 0.9, .seed = 42});
   EXPECT_DOUBLE_EQ(r.estimate.ratio, 1.0339660339660341);  // 1.035 / 1.001
   EXPECT_DOUBLE_EQ(r.estimate.ci_low, 0.98092584834520324);
   EXPECT_DOUBLE_EQ(r.estimate.ci_high, 1.1418439716312057);
@@ -251,7 +246,7 @@ TEST(PairedRatio, NinetyFivePercentIntervalCoversTheTruth) {
 TEST(PairedRatio, PValueIsSmallForARealEffectAndSpreadOutUnderAA) {
   const Paired slow = experiment(/*seed=*/5, /*blocks=*/10, /*true_ratio=*/0.9, /*cv=*/0.01);
   const st::RatioTest t = st::paired_ratio_test(slow.treatment, slow.baseline, {.seed = 5});
-  EXPECT_DOUBLE_EQ(t.p_value, 2.0 / 2001);  // every resample is below 1: the smallest p
+  EXPECT_DOUBLE_EQ(t.p_value, 2.0 / 2001);                 // every resample is below 1: the smallest p
   EXPECT_EQ(t.estimate.ci_low, estimate(slow, 5).ci_low);  // same bootstrap as the estimate
 
   constexpr std::uint64_t kSeeds = 200;
@@ -276,11 +271,9 @@ TEST(Decide, NeedsBothIntervalAndPracticalEffect) {
   EXPECT_EQ(st::decide({.ratio = 1.05, .ci_low = 1.03, .ci_high = 1.07}, throughput), V::faster);
   EXPECT_EQ(st::decide({.ratio = 0.95, .ci_low = 0.93, .ci_high = 0.97}, throughput), V::slower);
   // Statistically clear, practically negligible.
-  EXPECT_EQ(st::decide({.ratio = 1.01, .ci_low = 1.005, .ci_high = 1.015}, throughput),
-            V::no_significant_difference);
+  EXPECT_EQ(st::decide({.ratio = 1.01, .ci_low = 1.005, .ci_high = 1.015}, throughput), V::no_significant_difference);
   // Large but the interval straddles 1.
-  EXPECT_EQ(st::decide({.ratio = 1.10, .ci_low = 0.98, .ci_high = 1.2}, throughput),
-            V::no_significant_difference);
+  EXPECT_EQ(st::decide({.ratio = 1.10, .ci_low = 0.98, .ci_high = 1.2}, throughput), V::no_significant_difference);
   // Exactly at the threshold counts ("at least").
   EXPECT_EQ(st::decide({.ratio = 1.02, .ci_low = 1.01, .ci_high = 1.03}, throughput), V::faster);
   EXPECT_EQ(st::decide({.ratio = 0.98, .ci_low = 0.97, .ci_high = 0.99}, throughput), V::slower);
@@ -356,10 +349,10 @@ TEST(Verdict, HasStableNames) {
 // Sample size and multiple comparisons.
 
 TEST(BlocksNeeded, FollowsThirtyTimesCvOverDeltaSquared) {
-  EXPECT_EQ(st::blocks_needed(0.01, 0.02), 8u);   // 7.5 -> 8
-  EXPECT_EQ(st::blocks_needed(0.02, 0.02), 30u);  // REGRESSION.md: about 30 at CV 2%
+  EXPECT_EQ(st::blocks_needed(0.01, 0.02), 8u);    // 7.5 -> 8
+  EXPECT_EQ(st::blocks_needed(0.02, 0.02), 30u);   // REGRESSION.md: about 30 at CV 2%
   EXPECT_EQ(st::blocks_needed(0.02, 0.01), 120u);  // exact, despite 0.02 / 0.01 in binary
-  EXPECT_EQ(st::blocks_needed(0.03, 0.02), 68u);  // 67.5 -> 68
+  EXPECT_EQ(st::blocks_needed(0.03, 0.02), 68u);   // 67.5 -> 68
 }
 
 TEST(BlocksNeeded, NeverFewerThanTwo) {
@@ -371,8 +364,7 @@ TEST(BlocksNeeded, RejectsNonPositiveDeltaAndNegativeCv) {
   EXPECT_THROW(st::blocks_needed(0.01, 0.0), std::invalid_argument);
   EXPECT_THROW(st::blocks_needed(0.01, -0.02), std::invalid_argument);
   EXPECT_THROW(st::blocks_needed(-0.01, 0.02), std::invalid_argument);
-  EXPECT_THROW(st::blocks_needed(std::numeric_limits<double>::quiet_NaN(), 0.02),
-               std::invalid_argument);
+  EXPECT_THROW(st::blocks_needed(std::numeric_limits<double>::quiet_NaN(), 0.02), std::invalid_argument);
 }
 
 TEST(Holm, StepsDownAndStopsAtTheFirstSurvivor) {
@@ -390,8 +382,7 @@ TEST(Holm, IsLessStrictThanBonferroniAfterTheFirstRejection) {
 
 TEST(Holm, HandlesEmptyAndNothingSignificant) {
   EXPECT_TRUE(st::holm_reject(std::vector<double>{}, 0.05).empty());
-  EXPECT_EQ(st::holm_reject(std::vector<double>{0.2, 0.5}, 0.05),
-            (std::vector<bool>{false, false}));
+  EXPECT_EQ(st::holm_reject(std::vector<double>{0.2, 0.5}, 0.05), (std::vector<bool>{false, false}));
 }
 
 TEST(Holm, RejectsInvalidInput) {

@@ -10,12 +10,10 @@
 
 namespace {
 
-using tipbench::testing::arm_names;
+using tipbench::ArmResult;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
-using tipbench::ArmResult;
-using tipbench::CaseSpec;
 
 TEST(AlignmentSuite, CpuPlanComparesWidthsAndBatchOneOffTheMultipleOfEight) {
   const auto& s = suite_named("alignment");
@@ -25,7 +23,8 @@ TEST(AlignmentSuite, CpuPlanComparesWidthsAndBatchOneOffTheMultipleOfEight) {
   EXPECT_EQ(tipbench::case_name("alignment", cases[0]), "alignment/model:small_cnn/size:batch");
   EXPECT_EQ(tipbench::join_levels(cases[0].arms[0].levels), "batch:32");
   EXPECT_EQ(tipbench::join_levels(cases[0].arms[1].levels), "batch:31");
-  EXPECT_EQ(tipbench::case_name("alignment", cases[1]), "alignment/model:vit_ti_16/batch:8/image:32/layers:2/size:widths");
+  EXPECT_EQ(tipbench::case_name("alignment", cases[1]),
+            "alignment/model:vit_ti_16/batch:8/image:32/layers:2/size:widths");
   const auto aligned = s.prepare(context, cases[1], cases[1].arms[0], {})->info();
   const auto unaligned = s.prepare(context, cases[1], cases[1].arms[1], {})->info();
   EXPECT_EQ(aligned.at("hidden_dim"), 192);

@@ -14,8 +14,6 @@ using tipbench::testing::arm_names;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
-using tipbench::ArmResult;
-using tipbench::CaseSpec;
 
 TEST(AmpSuite, CpuPlanRunsBf16AndExplainsWhatItSkips) {
   const auto& s = suite_named("amp");

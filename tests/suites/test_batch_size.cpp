@@ -10,14 +10,12 @@
 
 namespace {
 
+using tipbench::ArmResult;
+using tipbench::CaseResult;
 using tipbench::testing::arm_names;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
-using tipbench::ArmResult;
-using tipbench::ArmStatus;
-using tipbench::CaseResult;
-using tipbench::CaseSpec;
 
 TEST(BatchSizeSuite, QuickCpuPlan) {
   const auto& s = suite_named("batch_size");
@@ -36,7 +34,8 @@ TEST(BatchSizeSuite, TimeToAccuracyTrialsWalkTheSeedSet) {
   context.seed = 100;
   const auto c = s.cases(context)[1];
   for (std::uint64_t k = 0; k < 3; ++k) {
-    for (const auto& arm : c.arms) EXPECT_EQ(s.prepare(context, c, arm, {.block = static_cast<int>(k)})->metrics().at("seed"), 100.0 + k);
+    for (const auto& arm : c.arms)
+      EXPECT_EQ(s.prepare(context, c, arm, {.block = static_cast<int>(k)})->metrics().at("seed"), 100.0 + k);
   }
 }
 

@@ -14,10 +14,6 @@ using tipbench::testing::arm_names;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
-using tipbench::ArmResult;
-using tipbench::ArmStatus;
-using tipbench::CaseResult;
-using tipbench::CaseSpec;
 
 TEST(CheckpointingSuite, CpuPlanSkipsTheLargestBatchSearchWithTheReason) {
   const auto& s = suite_named("checkpointing");

@@ -35,8 +35,8 @@ namespace {
 namespace models = tipbench::models;
 
 struct Pair {
-  torch::nn::AnyModule plain;  // conv_bias_before_bn = false (torchvision)
-  torch::nn::AnyModule biased; // conv_bias_before_bn = true (nn.Conv2d's default)
+  torch::nn::AnyModule plain;         // conv_bias_before_bn = false (torchvision)
+  torch::nn::AnyModule biased;        // conv_bias_before_bn = true (nn.Conv2d's default)
   std::set<std::string> conv_biases;  // names of the biased model's conv bias parameters
   int64_t conv_bias_elements = 0;
 };
@@ -164,9 +164,10 @@ void expect_bias_cancelled_in_training(const std::string& name, int64_t image_si
     EXPECT_LE(difference, kSame) << item.key();
   }
   // The margins, for the log: how far below kSame rounding stays on this CPU and kernels.
-  std::printf("%s on %s, double: outputs differ by %.3g, gradients by %.3g, conv-bias gradients %.3g "
-              "(relative; allowed %.0e)\n",
-              name.c_str(), device.str().c_str(), output_difference, worst_gradient, worst_bias_gradient, kSame);
+  std::printf(
+      "%s on %s, double: outputs differ by %.3g, gradients by %.3g, conv-bias gradients %.3g "
+      "(relative; allowed %.0e)\n",
+      name.c_str(), device.str().c_str(), output_difference, worst_gradient, worst_bias_gradient, kSame);
 }
 
 // Eval mode: BatchNorm uses its running statistics, which do not cancel the bias.
@@ -177,7 +178,8 @@ void expect_bias_visible_in_eval(const std::string& name, int64_t image_size, to
   p.biased.ptr()->eval();
   torch::NoGradGuard no_grad;
   torch::manual_seed(1);
-  const auto x = torch::randn({8, 3, image_size, image_size}, torch::TensorOptions().device(device).dtype(torch::kDouble));
+  const auto x =
+      torch::randn({8, 3, image_size, image_size}, torch::TensorOptions().device(device).dtype(torch::kDouble));
   const double difference = relative_difference(p.biased.forward(x), p.plain.forward(x));
   EXPECT_GT(difference, kDifferent);
   std::printf("%s on %s, eval mode: outputs differ by %.3g (relative; at least %.0e expected)\n", name.c_str(),
@@ -188,8 +190,7 @@ void expect_parameter_difference(const std::string& name, int64_t image_size) {
   SCOPED_TRACE(name);
   Pair p = make_pair(name, image_size, torch::kCPU, torch::kFloat);
   EXPECT_GT(p.conv_bias_elements, 0);
-  EXPECT_EQ(models::count_parameters(*p.biased.ptr()) - models::count_parameters(*p.plain.ptr()),
-            p.conv_bias_elements);
+  EXPECT_EQ(models::count_parameters(*p.biased.ptr()) - models::count_parameters(*p.plain.ptr()), p.conv_bias_elements);
 }
 
 // ---------------------------------------------------------------------------------------------

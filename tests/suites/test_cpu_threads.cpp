@@ -15,16 +15,14 @@
 
 namespace {
 
-using tipbench::ArmResult;
 using tipbench::ArmStatus;
 using tipbench::CaseResult;
-using tipbench::CaseSpec;
 using tipbench::SuiteResult;
 using tipbench::testing::arm_names;
-using tipbench::testing::cuda_context;
 using tipbench::testing::arm_with_step_ms;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
+using tipbench::testing::cuda_context;
 using tipbench::testing::suite_named;
 using tipbench::testing::trial_of;
 
@@ -38,7 +36,8 @@ TEST(CpuThreadsSuite, TheSweepRunsToTheCoresBesideTheDefault) {
   const std::string default_count = "t" + std::to_string(at::get_num_threads());
   EXPECT_EQ(std::count(arms.begin(), arms.end(), default_count), 0) << "the default's count is not repeated";
   for (int t = 1; t <= cores; t *= 2) {
-    if ("t" + std::to_string(t) != default_count) EXPECT_NE(std::find(arms.begin(), arms.end(), "t" + std::to_string(t)), arms.end()) << t;
+    if ("t" + std::to_string(t) != default_count)
+      EXPECT_NE(std::find(arms.begin(), arms.end(), "t" + std::to_string(t)), arms.end()) << t;
   }
   const auto quick = arm_names(s.cases(cpu_context(true))[0]);
   EXPECT_LE(quick.size(), 3u) << "--quick: the default, 1 and the cores";

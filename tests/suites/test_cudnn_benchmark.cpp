@@ -20,7 +20,8 @@ TEST(CudnnBenchmarkSuite, FixedAndVaryingShapesEachOffAndOnInFreshProcesses) {
   const auto cases = s.cases(cpu_context(true));
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(tipbench::case_name("cudnn_benchmark", cases[0]), "cudnn_benchmark/model:small_cnn/batch:32/shapes:fixed");
-  EXPECT_EQ(tipbench::case_name("cudnn_benchmark", cases[1]), "cudnn_benchmark/model:small_cnn/batch:32/shapes:varying");
+  EXPECT_EQ(tipbench::case_name("cudnn_benchmark", cases[1]),
+            "cudnn_benchmark/model:small_cnn/batch:32/shapes:varying");
   for (const auto& c : cases) EXPECT_EQ(arm_names(c), (std::vector<std::string>{"off", "on"}));
   // cudnn.benchmark's cache lives for the process: each trial starts without it.
   EXPECT_EQ(s.isolation(cpu_context(true)), tipbench::Isolation::fresh_process);

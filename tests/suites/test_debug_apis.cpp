@@ -15,10 +15,7 @@
 
 namespace {
 
-using tipbench::ArmResult;
-using tipbench::ArmStatus;
 using tipbench::CaseResult;
-using tipbench::CaseSpec;
 using tipbench::SuiteResult;
 using tipbench::testing::arm_names;
 using tipbench::testing::arm_with_step_ms;

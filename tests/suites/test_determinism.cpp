@@ -15,15 +15,9 @@
 
 namespace {
 
-using tipbench::ArmResult;
-using tipbench::ArmStatus;
-using tipbench::CaseResult;
-using tipbench::CaseSpec;
-using tipbench::SuiteResult;
 using tipbench::testing::arm_names;
-using tipbench::testing::cuda_context;
-using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
+using tipbench::testing::cuda_context;
 using tipbench::testing::suite_named;
 using tipbench::testing::trial_of;
 

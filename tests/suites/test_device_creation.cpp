@@ -15,9 +15,6 @@ using tipbench::testing::arm_names;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
-using tipbench::ArmResult;
-using tipbench::CaseSpec;
-using tipbench::SuiteContext;
 
 TEST(DeviceCreationSuite, SkippedOnCpuWhereTheHostIsTheDevice) {
   const auto& s = suite_named("device_creation");

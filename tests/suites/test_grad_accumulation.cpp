@@ -11,13 +11,11 @@
 
 namespace {
 
+using tipbench::ArmResult;
 using tipbench::testing::arm_names;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
-using tipbench::ArmResult;
-using tipbench::CaseSpec;
-using tipbench::SuiteContext;
 
 TEST(GradAccumulationSuite, SplitsTheBatchAndSkipsWhatDoesNotDivide) {
   const auto& s = suite_named("grad_accumulation");
@@ -52,10 +50,14 @@ TEST(GradAccumulationSuite, NoteStatesMemorySavedPerThroughputLost) {
   r.cases.push_back(c);
   const auto notes = suite_named("grad_accumulation").notes(r, tipbench::MeasureSettings{});
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_TRUE(contains(notes[0], "k=2 (micro-batch 64): peak memory -30% for throughput +1%: the memory saved cost no "
-                                 "throughput")) << notes[0];
-  EXPECT_TRUE(contains(notes[0], "k=4 (micro-batch 32): peak memory -40% for throughput -10%: 4.0% of the memory "
-                                 "saved per 1% of the throughput lost")) << notes[0];
+  EXPECT_TRUE(contains(notes[0],
+                       "k=2 (micro-batch 64): peak memory -30% for throughput +1%: the memory saved cost no "
+                       "throughput"))
+      << notes[0];
+  EXPECT_TRUE(contains(notes[0],
+                       "k=4 (micro-batch 32): peak memory -40% for throughput -10%: 4.0% of the memory "
+                       "saved per 1% of the throughput lost"))
+      << notes[0];
 }
 
 }  // namespace

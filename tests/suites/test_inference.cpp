@@ -15,11 +15,6 @@
 
 namespace {
 
-using tipbench::ArmResult;
-using tipbench::ArmStatus;
-using tipbench::CaseResult;
-using tipbench::CaseSpec;
-using tipbench::SuiteResult;
 using tipbench::testing::arm_names;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;

@@ -15,16 +15,10 @@
 
 namespace {
 
-using tipbench::ArmResult;
-using tipbench::ArmStatus;
-using tipbench::CaseResult;
-using tipbench::CaseSpec;
-using tipbench::SuiteResult;
 using tipbench::testing::arm_names;
 using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
-using tipbench::testing::trial_of;
 
 TEST(InplaceSuite, CnnsOnlyWithTheReason) {
   const auto& s = suite_named("inplace");

@@ -87,9 +87,9 @@ TEST(NoteVerdicts, BatchSizeSweepJudgesEachBatchAgainstTheOneBeforeAsTheHarnessW
     const auto k = harness_comparison(c.arms[i], c.arms[i - 1], s);
     const auto& e = k.estimate;
     if (k.verdict != tipbench::stats::Verdict::faster) {
-      EXPECT_TRUE(contains(note, fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", k.treatment,
-                                             k.baseline, e.ratio, e.ci_low, e.ci_high,
-                                             tipbench::stats::to_string(k.verdict), noisy_mark(k))))
+      EXPECT_TRUE(contains(
+          note, fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", k.treatment, k.baseline, e.ratio,
+                            e.ci_low, e.ci_high, tipbench::stats::to_string(k.verdict), noisy_mark(k))))
           << note;
       EXPECT_TRUE(contains(note, "stops growing at batch " + tipbench::level(c.arms[i - 1].levels, "batch"))) << note;
       return;
@@ -135,9 +135,10 @@ TEST(NoteVerdicts, LoaderCeilingIsTheHarnessComparisonOfEachCellOverTheModelsCon
   for (std::size_t i = 0; i + 1 < c.arms.size(); ++i) {
     const auto k = harness_comparison(c.arms[i], c.arms.back(), s);
     const auto& e = k.estimate;
-    EXPECT_TRUE(contains(notes, fmt::format("x{:.3f} [{:.3f}, {:.3f}]  {}", e.ratio, e.ci_low, e.ci_high,
-                                            what.at(k.verdict))))
-        << c.arms[i].arm << "\n" << notes;
+    EXPECT_TRUE(
+        contains(notes, fmt::format("x{:.3f} [{:.3f}, {:.3f}]  {}", e.ratio, e.ci_low, e.ci_high, what.at(k.verdict))))
+        << c.arms[i].arm << "\n"
+        << notes;
   }
   // Block 2's zero is no measurement: the harness drops it, and so does the note (it once kept it).
   EXPECT_EQ(harness_comparison(c.arms[0], c.arms.back(), s).estimate.blocks, 7u);

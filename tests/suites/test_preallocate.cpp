@@ -102,7 +102,8 @@ TEST(PreallocateSuite, TheNoteCountsEachArmsDeviceAllocations) {
   r.cases = {c};
   const auto notes = suite_named("preallocate").notes(r, tipbench::quick_settings());
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_TRUE(contains(notes[0], "device allocations while timed (median per trial): none 14, max_shape 0")) << notes[0];
+  EXPECT_TRUE(contains(notes[0], "device allocations while timed (median per trial): none 14, max_shape 0"))
+      << notes[0];
   // A CPU run has no such count and no note.
   r.cases[0].arms[0].metrics.clear();
   r.cases[0].arms[1].metrics.clear();

@@ -11,13 +11,10 @@
 
 namespace {
 
+using tipbench::SuiteContext;
 using tipbench::testing::arm_names;
-using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
-using tipbench::ArmResult;
-using tipbench::CaseSpec;
-using tipbench::SuiteContext;
 
 TEST(SyncSuite, QuickDropsTheEvery50ArmThatItsShortTrialsCouldNotTell) {
   const auto& s = suite_named("sync");

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
-#define TIPBENCH_REQUIRE_CUDA()                                               \
-  do {                                                                        \
-    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device here";  \
+#define TIPBENCH_REQUIRE_CUDA()                                              \
+  do {                                                                       \
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device here"; \
   } while (0)

@@ -75,8 +75,9 @@ class RunningChild {
   std::string stdout_text() const { return read_bytes(out_); }
   std::string stderr_text() const { return read_bytes(err_); }
   std::string describe() const {
-    std::string s = exited() ? "exit " + std::to_string(exit_code())
-                             : signaled() ? "signal " + std::to_string(signal()) : "running";
+    std::string s = exited()     ? "exit " + std::to_string(exit_code())
+                    : signaled() ? "signal " + std::to_string(signal())
+                                 : "running";
     return s + "\n--- stdout ---\n" + stdout_text() + "\n--- stderr ---\n" + stderr_text();
   }
 

@@ -56,10 +56,9 @@ std::optional<std::string> misfiled(const Result& r, const std::string& slug_dir
   return slug_identity_problem(r.context.fingerprint_slug, r.context.fingerprint);
 }
 
-StoredBaseline describe(const Result& r, const std::string& path, const std::string& slug,
-                        const std::string& name) {
-  StoredBaseline b{path, slug, name, r.context.timestamp_utc, r.context.git.sha, r.context.device, {},
-                   r.context.fingerprint};
+StoredBaseline describe(const Result& r, const std::string& path, const std::string& slug, const std::string& name) {
+  StoredBaseline b{
+      path, slug, name, r.context.timestamp_utc, r.context.git.sha, r.context.device, {}, r.context.fingerprint};
   for (const auto& s : r.suites) b.suites.push_back(s.name);
   return b;
 }
@@ -75,9 +74,10 @@ bool is_safe_name(const std::string& name, std::size_t max) {
 
 std::optional<std::string> slug_problem(const std::string& slug) {
   if (is_safe_name(slug, kMaxSlugBytes)) return std::nullopt;
-  return fmt::format("'{}' is not a fingerprint slug: lower-case letters, digits, '.', '_' and '-', not starting "
-                     "with '.', at most {} bytes",
-                     abbreviated(slug), kMaxSlugBytes);
+  return fmt::format(
+      "'{}' is not a fingerprint slug: lower-case letters, digits, '.', '_' and '-', not starting "
+      "with '.', at most {} bytes",
+      abbreviated(slug), kMaxSlugBytes);
 }
 
 std::optional<std::string> store_dir_problem(const std::string& dir) {
@@ -87,16 +87,16 @@ std::optional<std::string> store_dir_problem(const std::string& dir) {
   return std::nullopt;
 }
 
-std::string save_baseline(const std::string& run_path, const std::string& dir, const std::string& name,
-                          bool force) {
+std::string save_baseline(const std::string& run_path, const std::string& dir, const std::string& name, bool force) {
   if (!is_safe_name(name)) {
-    throw InputError(fmt::format("baseline name '{}': use lower-case letters, digits, '.', '_' and '-', at most {} bytes",
-                                 abbreviated(name), kMaxBaselineNameBytes));
+    throw InputError(
+        fmt::format("baseline name '{}': use lower-case letters, digits, '.', '_' and '-', at most {} bytes",
+                    abbreviated(name), kMaxBaselineNameBytes));
   }
   const Result r = read_result(run_path);  // throws InputError on anything malformed
   if (r.context.settings.inject_slowdown_pct > 0) {
-    throw InputError(fmt::format("{}: made with --inject-slowdown {:g}: an injected run is never a baseline",
-                                 run_path, r.context.settings.inject_slowdown_pct));
+    throw InputError(fmt::format("{}: made with --inject-slowdown {:g}: an injected run is never a baseline", run_path,
+                                 r.context.settings.inject_slowdown_pct));
   }
   const std::string& slug = r.context.fingerprint_slug;
   if (auto why = slug_problem(slug)) throw InputError(fmt::format("{}: {}", run_path, *why));
@@ -142,7 +142,8 @@ bool holds_every_suite(const StoredBaseline& b, const std::vector<std::string>& 
 }
 
 // Whether b is a better choice than best: one that holds every suite first, then the newer.
-bool better(const StoredBaseline& b, const std::optional<StoredBaseline>& best, const std::vector<std::string>& suites) {
+bool better(const StoredBaseline& b, const std::optional<StoredBaseline>& best,
+            const std::vector<std::string>& suites) {
   if (!best) return true;
   const bool b_holds = holds_every_suite(b, suites), best_holds = holds_every_suite(*best, suites);
   if (b_holds != best_holds) return b_holds;
@@ -166,8 +167,8 @@ std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::s
       b = describe(r, path, slug, file.substr(0, file.size() - 5));
     } catch (const InputError& e) {
       // A damaged baseline of this very fingerprint must not read as "none stored" (exit 3).
-      throw InputError(fmt::format("a stored baseline for {} is unreadable: {} (restore it from git or remove it)",
-                                   slug, e.what()));
+      throw InputError(
+          fmt::format("a stored baseline for {} is unreadable: {} (restore it from git or remove it)", slug, e.what()));
     }
     if (better(b, best, suites)) best = std::move(b);
   }

@@ -30,8 +30,8 @@ double badness(const CellComparison& c) {
 
 std::string describe(const CellComparison& c) {
   const auto& e = c.test.estimate;
-  return fmt::format("x{:.3f} [{:.3f}, {:.3f}] ({:+.1f}%), p={:.4f}, CV {:.1f}%", e.ratio, e.ci_low,
-                     e.ci_high, 100 * c.delta(), c.test.p_value, 100 * c.cv);
+  return fmt::format("x{:.3f} [{:.3f}, {:.3f}] ({:+.1f}%), p={:.4f}, CV {:.1f}%", e.ratio, e.ci_low, e.ci_high,
+                     100 * c.delta(), c.test.p_value, 100 * c.cv);
 }
 
 std::size_t blocks_to_resolve(const CellComparison& c, double threshold) {
@@ -39,7 +39,8 @@ std::size_t blocks_to_resolve(const CellComparison& c, double threshold) {
   const double half_width = (e.ci_high - e.ci_low) / 2;
   const double target = threshold / 2;
   const double scale = half_width / target;
-  return std::max<std::size_t>(e.blocks, static_cast<std::size_t>(std::ceil(static_cast<double>(e.blocks) * scale * scale)));
+  return std::max<std::size_t>(e.blocks,
+                               static_cast<std::size_t>(std::ceil(static_cast<double>(e.blocks) * scale * scale)));
 }
 
 void decide_without_rerun(Check& check) {

@@ -51,13 +51,11 @@ std::optional<CellComparison> compare_cell(const Cell& reference, const Cell& ca
   return c;
 }
 
-RunComparison compare_runs(const Result& reference, const Result& candidate,
-                           const CompareOptions& options) {
+RunComparison compare_runs(const Result& reference, const Result& candidate, const CompareOptions& options) {
   RunComparison out;
   out.reference_slug = reference.context.fingerprint_slug;
   out.candidate_slug = candidate.context.fingerprint_slug;
-  out.fingerprint_differences =
-      fingerprint_differences(reference.context.fingerprint, candidate.context.fingerprint);
+  out.fingerprint_differences = fingerprint_differences(reference.context.fingerprint, candidate.context.fingerprint);
   std::map<CellKey, Cell> ref_cells;
   for (auto& cell : extract_cells(reference)) ref_cells.emplace(cell.key, std::move(cell));
   for (const auto& cell : extract_cells(candidate)) {

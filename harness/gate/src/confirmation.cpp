@@ -30,8 +30,8 @@ void confirm_candidates(GateReport& report, const Remeasure& remeasure, const Ga
       check.detail = fmt::format("confirmed on re-run: {}; re-run {}", describe(*check.comparison), describe(r));
     } else if (worse) {
       check.status = CheckStatus::inconclusive;
-      check.detail = fmt::format("flagged ({}), re-run worse but not significant ({})",
-                                 describe(*check.comparison), describe(r));
+      check.detail =
+          fmt::format("flagged ({}), re-run worse but not significant ({})", describe(*check.comparison), describe(r));
     } else {
       check.status = CheckStatus::pass;
       check.detail = fmt::format("flagged ({}) but not reproduced on re-run ({}): treated as noise",

@@ -45,8 +45,8 @@ std::set<std::string> check_suite_coverage(const Result& baseline, const Result&
   for (const auto& s : current.suites) {
     current_suites.insert(s.name);
     if (!baseline_suites.contains(s.name)) {
-      report.problems.push_back(fmt::format(
-          "suite {} is not in the baseline: no matching baseline to compare it with", s.name));
+      report.problems.push_back(
+          fmt::format("suite {} is not in the baseline: no matching baseline to compare it with", s.name));
     }
   }
   for (const auto& name : baseline_suites) {
@@ -76,8 +76,8 @@ void check_arm_states(const Result& baseline, const Result& current, const GateC
       check.detail = "the arm failed now and ran in the baseline: " + now.reason;
       report.checks.push_back(std::move(check));
     } else {  // skipped or invalid: nothing to compare, which is no verdict either way
-      report.problems.push_back(fmt::format("{}/arm:{} was {} now but ran in the baseline: {}", now.case_name,
-                                            now.arm, to_string(now.status), now.reason));
+      report.problems.push_back(fmt::format("{}/arm:{} was {} now but ran in the baseline: {}", now.case_name, now.arm,
+                                            to_string(now.status), now.reason));
     }
   }
 }
@@ -121,9 +121,8 @@ std::vector<GatedPair> gated_pairs(const std::map<CellKey, Cell>& base_cells, co
 // blocks is an inconclusive check at once, the others come back for the test.
 std::vector<Check> compare_pairs(const std::vector<GatedPair>& pairs, const GateConfig& config,
                                  const GateOptions& options, GateReport& report) {
-  const CompareOptions compare{.paired = options.paired,
-                               .resamples = resamples_for(pairs.size(), config.alpha),
-                               .seed = options.seed};
+  const CompareOptions compare{
+      .paired = options.paired, .resamples = resamples_for(pairs.size(), config.alpha), .seed = options.seed};
   std::vector<Check> compared;
   for (const auto& pair : pairs) {
     Check check;
@@ -134,8 +133,8 @@ std::vector<Check> compare_pairs(const std::vector<GatedPair>& pairs, const Gate
     check.comparison = compare_cell(*pair.baseline, pair.current, options_i);
     if (!check.comparison) {
       check.status = CheckStatus::inconclusive;
-      check.detail = fmt::format("fewer than {} {}blocks on a side: nothing to test", kMinBlocks,
-                                 options.paired ? "paired " : "");
+      check.detail =
+          fmt::format("fewer than {} {}blocks on a side: nothing to test", kMinBlocks, options.paired ? "paired " : "");
       report.checks.push_back(std::move(check));
       continue;
     }

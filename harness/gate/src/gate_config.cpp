@@ -23,17 +23,14 @@ std::map<std::string, double> parse_metrics(const nlohmann::json& j, const std::
                                    fmt::join(known_metrics(), ", ")));
     }
     if (!spec.is_object()) {
-      throw InputError(fmt::format("{}: {}.{} must be an object like {{\"threshold_pct\": 3}}", origin,
-                                   where, metric));
+      throw InputError(fmt::format("{}: {}.{} must be an object like {{\"threshold_pct\": 3}}", origin, where, metric));
     }
     for (const auto& [key, value] : spec.items()) {
       if (key != "threshold_pct") {
-        throw InputError(fmt::format("{}: {}.{}: unknown key '{}'; valid: threshold_pct", origin, where,
-                                     metric, key));
+        throw InputError(fmt::format("{}: {}.{}: unknown key '{}'; valid: threshold_pct", origin, where, metric, key));
       }
       if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 100) {
-        throw InputError(fmt::format("{}: {}.{}.threshold_pct must be a number in [0, 100]", origin,
-                                     where, metric));
+        throw InputError(fmt::format("{}: {}.{}.threshold_pct must be a number in [0, 100]", origin, where, metric));
       }
     }
     if (!spec.contains("threshold_pct")) {
@@ -52,8 +49,7 @@ nlohmann::json metrics_to_json(const std::map<std::string, double>& metrics) {
 
 }  // namespace
 
-std::optional<double> GateConfig::threshold_for(const std::string& suite,
-                                                const std::string& metric) const {
+std::optional<double> GateConfig::threshold_for(const std::string& suite, const std::string& metric) const {
   if (auto s = suites.find(suite); s != suites.end()) {
     if (auto m = s->second.find(metric); m != s->second.end()) {
       return m->second > 0 ? std::optional<double>(m->second) : std::nullopt;
@@ -96,8 +92,8 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& origin)
         config.suites[suite] = parse_metrics(metrics, "suites." + suite, origin);
       }
     } else {
-      throw InputError(fmt::format("{}: unknown key '{}'; valid: description, alpha, metrics, cpu_metrics, suites",
-                                   origin, key));
+      throw InputError(
+          fmt::format("{}: unknown key '{}'; valid: description, alpha, metrics, cpu_metrics, suites", origin, key));
     }
   }
   return config;

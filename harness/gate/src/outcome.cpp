@@ -63,7 +63,8 @@ void finish(GateReport& report) {
   for (const auto& c : report.checks) {
     regression |= c.status == CheckStatus::regression;
     inconclusive |= c.status == CheckStatus::inconclusive;
-    if (c.status == CheckStatus::inconclusive && c.comparison) blocks = std::max(blocks, blocks_to_resolve(*c.comparison, c.threshold));
+    if (c.status == CheckStatus::inconclusive && c.comparison)
+      blocks = std::max(blocks, blocks_to_resolve(*c.comparison, c.threshold));
   }
   if (report.checks.empty()) {
     inconclusive = true;
@@ -72,10 +73,10 @@ void finish(GateReport& report) {
   report.outcome = regression ? Outcome::fail : inconclusive ? Outcome::inconclusive : Outcome::pass;
   report.recommendations.clear();
   if (blocks > 0) {
-    report.recommendations.push_back(fmt::format(
-        "noisy checks: about {} blocks per side would resolve their thresholds (--blocks {}); quiet the "
-        "machine (no other jobs, performance governor) first",
-        blocks, blocks));
+    report.recommendations.push_back(
+        fmt::format("noisy checks: about {} blocks per side would resolve their thresholds (--blocks {}); quiet the "
+                    "machine (no other jobs, performance governor) first",
+                    blocks, blocks));
   }
   for (const auto& p : report.problems) {
     if (p.find("not in the baseline") != std::string::npos) {

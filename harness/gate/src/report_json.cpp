@@ -17,11 +17,16 @@ nlohmann::json gate_report_to_json(const GateReport& report) {
   };
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : report.checks) {
-    nlohmann::json j = {{"suite", c.key.suite},       {"case", c.key.case_name},
-                        {"arm", c.key.arm},           {"metric", c.key.metric},
-                        {"status", to_string(c.status)}, {"threshold", c.threshold},
-                        {"significant", c.significant}, {"candidate", c.candidate},
-                        {"noisy", c.noisy},           {"detail", c.detail}};
+    nlohmann::json j = {{"suite", c.key.suite},
+                        {"case", c.key.case_name},
+                        {"arm", c.key.arm},
+                        {"metric", c.key.metric},
+                        {"status", to_string(c.status)},
+                        {"threshold", c.threshold},
+                        {"significant", c.significant},
+                        {"candidate", c.candidate},
+                        {"noisy", c.noisy},
+                        {"detail", c.detail}};
     if (c.comparison) {
       j["comparison"] = comparison_json(*c.comparison);
       j["holm_alpha"] = c.holm_alpha;

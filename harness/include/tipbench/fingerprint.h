@@ -15,25 +15,25 @@ namespace tipbench {
 
 struct GpuInfo {
   int index = 0;
-  std::string name;                 // "NVIDIA H100 80GB HBM3"
-  std::string compute_capability;   // "9.0"
+  std::string name;                // "NVIDIA H100 80GB HBM3"
+  std::string compute_capability;  // "9.0"
   std::int64_t memory_bytes = 0;
   int multiprocessors = 0;
 };
 
 struct Fingerprint {
-  std::vector<GpuInfo> gpus;              // empty on a machine without CUDA devices
-  std::string driver_version;             // NVIDIA driver (NVML) or "" when unknown
-  std::string cuda_runtime_version;       // the CUDA runtime LibTorch was built with, "13.0"
-  std::string cuda_driver_api_version;    // the highest CUDA the driver supports, "" without one
-  std::string cudnn_version;              // "9.19.0", "" when unavailable
-  std::string nccl_version;               // "2.28.9", "" when unavailable
-  std::string libtorch_version;           // "2.11.0"
+  std::vector<GpuInfo> gpus;            // empty on a machine without CUDA devices
+  std::string driver_version;           // NVIDIA driver (NVML) or "" when unknown
+  std::string cuda_runtime_version;     // the CUDA runtime LibTorch was built with, "13.0"
+  std::string cuda_driver_api_version;  // the highest CUDA the driver supports, "" without one
+  std::string cudnn_version;            // "9.19.0", "" when unavailable
+  std::string nccl_version;             // "2.28.9", "" when unavailable
+  std::string libtorch_version;         // "2.11.0"
   std::string cpu_model;
-  int cpu_cores = 0;                      // logical CPUs online
-  std::string os;                         // "Debian GNU/Linux 12 (bookworm), Linux 6.1.0 x86_64"
-  std::string compiler;                   // "GCC 12.2.0"
-  std::string build_type;                 // CMAKE_BUILD_TYPE of this binary
+  int cpu_cores = 0;       // logical CPUs online
+  std::string os;          // "Debian GNU/Linux 12 (bookworm), Linux 6.1.0 x86_64"
+  std::string compiler;    // "GCC 12.2.0"
+  std::string build_type;  // CMAKE_BUILD_TYPE of this binary
 };
 
 // Gathers the fingerprint; include_gpus decides whether the machine's GPU fields are filled in

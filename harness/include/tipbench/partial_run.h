@@ -16,9 +16,9 @@ namespace tipbench {
 inline constexpr int kPartialRunVersion = 1;
 
 struct PartialRun {
-  std::string out;                 // where the finished result goes
-  nlohmann::json run_options;      // the CLI's options of the run (opaque here)
-  Result result;                   // context + every finished case (suites in run order)
+  std::string out;             // where the finished result goes
+  nlohmann::json run_options;  // the CLI's options of the run (opaque here)
+  Result result;               // context + every finished case (suites in run order)
 };
 
 // "<out>.partial": next to the result, so it lands on the same filesystem.

@@ -40,7 +40,7 @@ struct RunOptions {
   std::string resume;  // a partial run file to finish
   bool verbose = false;
   int rendezvous_timeout_s = 60;  // a distributed launch: the wait for the store and every rank
-  bool dry_run = false;  // check every input and output, measure nothing (the gate asks its children)
+  bool dry_run = false;           // check every input and output, measure nothing (the gate asks its children)
 };
 
 // --oversubscribe's limit: more ranks than this per core only thrash (each loads LibTorch and

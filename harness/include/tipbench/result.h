@@ -87,22 +87,22 @@ struct ArmResult {
   nlohmann::json info = nlohmann::json::object();
   std::vector<Trial> trials;
   // Summaries, derived from the trials (see summarize_arm).
-  stats::Summary step_time_ms;              // over every timed step of every trial
-  stats::Summary throughput_samples_per_s;  // over trials (one per block)
+  stats::Summary step_time_ms;                     // over every timed step of every trial
+  stats::Summary throughput_samples_per_s;         // over trials (one per block)
   std::optional<stats::Summary> step_cpu_time_ms;  // CPU devices: over every timed step
-  std::optional<std::int64_t> peak_memory_bytes;  // median over trials of the device's peak
-  std::string memory_metric;                      // which MemoryUse field peak_memory_bytes is
-  std::map<std::string, stats::Summary> metrics;  // each workload metric over trials
-  std::optional<ArmProfile> profile;              // run --profile only
+  std::optional<std::int64_t> peak_memory_bytes;   // median over trials of the device's peak
+  std::string memory_metric;                       // which MemoryUse field peak_memory_bytes is
+  std::map<std::string, stats::Summary> metrics;   // each workload metric over trials
+  std::optional<ArmProfile> profile;               // run --profile only
 };
 
 struct Comparison {
   std::string treatment;  // arm short names
   std::string baseline;
-  std::string metric;     // "throughput_samples_per_s", "step_cpu_time_ms" or a memory figure
+  std::string metric;  // "throughput_samples_per_s", "step_cpu_time_ms" or a memory figure
   stats::RatioEstimate estimate;
   stats::Verdict verdict = stats::Verdict::no_significant_difference;
-  double cv = 0;  // the larger between-block CV of the two arms' paired values
+  double cv = 0;               // the larger between-block CV of the two arms' paired values
   bool noisy = false;          // cv above noisy_cv_limit(settings)
   std::string recommendation;  // what to do about a noisy row, else ""
 };
@@ -127,7 +127,7 @@ struct SuiteResult {
   std::string description;
   std::string isolation;  // "in_process" or "fresh_process"
   std::vector<CaseResult> cases;
-  std::vector<std::string> notes;  // the suite's conclusions across cases (Suite::notes), may be empty
+  std::vector<std::string> notes;           // the suite's conclusions across cases (Suite::notes), may be empty
   std::optional<SourceClaim> source_claim;  // nullopt: a tip beyond the sources (TF32, CUDA graphs)
   // The chart the suite declared (Suite::chart); nullopt in a result from before 1.4, where the
   // report infers it from the arms' levels as it did then. (`{}`: an aggregate initialiser that

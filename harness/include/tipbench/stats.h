@@ -39,8 +39,8 @@ struct BootstrapOptions {
 };
 
 struct RatioEstimate {
-  double ratio = 1;    // median(treatment) / median(baseline) over all blocks
-  double ci_low = 1;   // percentile bootstrap interval of the same statistic
+  double ratio = 1;   // median(treatment) / median(baseline) over all blocks
+  double ci_low = 1;  // percentile bootstrap interval of the same statistic
   double ci_high = 1;
   std::size_t blocks = 0;
 };
@@ -50,8 +50,7 @@ struct RatioEstimate {
 // Throws std::invalid_argument when the spans differ in length or are empty, or when a value is
 // not positive. Also throws when a value is not finite, resamples is 0 or confidence is not in
 // (0, 1). Deterministic for a given seed, on every standard library.
-RatioEstimate paired_ratio_of_medians(std::span<const double> treatment,
-                                      std::span<const double> baseline,
+RatioEstimate paired_ratio_of_medians(std::span<const double> treatment, std::span<const double> baseline,
                                       const BootstrapOptions& options = {});
 
 struct RatioTest {

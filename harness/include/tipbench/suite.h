@@ -135,8 +135,8 @@ class Suite {
   virtual std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const {
     return {};
   }
-  virtual std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                            const ArmSpec& arm, const TrialInfo& trial) const = 0;
+  virtual std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                            const TrialInfo& trial) const = 0;
 };
 
 // "zero_grad/model:resnet50/batch:64" and ".../arm:none".

@@ -27,8 +27,8 @@ std::string_view to_string(OptionType type);  // "flag", "text", "number", "choi
 struct SuiteOption {
   std::string name;  // "bucket-mb": the flag is --bucket-mb
   OptionType type = OptionType::text;
-  std::string default_value;  // as text: "" / "false" / "25" / "skip"
-  std::string help;           // one sentence, without the suite's name (the CLI adds it)
+  std::string default_value;         // as text: "" / "false" / "25" / "skip"
+  std::string help;                  // one sentence, without the suite's name (the CLI adds it)
   std::vector<std::string> choices;  // choice only
   double min = 0;                    // number only: the accepted range, inclusive
   double max = 0;

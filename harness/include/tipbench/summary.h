@@ -34,8 +34,8 @@ inline constexpr std::size_t kMinPairedBlocks = 3;
 // with a paired bootstrap 95% CI (settings.bootstrap_resamples, settings.seed), the verdict comes
 // from stats::decide at settings.practical_threshold, and the row is noisy when the larger
 // between-block CV exceeds noisy_cv_limit(settings). nullopt below kMinPairedBlocks pairs.
-std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResult& baseline,
-                                       const TrialMetric& metric, const MeasureSettings& settings);
+std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResult& baseline, const TrialMetric& metric,
+                                       const MeasureSettings& settings);
 
 void summarize_arm(ArmResult& arm);
 // Fills arm summaries and case.comparisons (compare_arms of every ok arm against the ok baseline

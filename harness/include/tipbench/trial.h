@@ -18,13 +18,13 @@ namespace tipbench {
 
 struct TrialOutcome {
   Trial trial;
-  nlohmann::json info;  // the workload's static facts
-  std::string invalid_reason;  // Workload::invalid_reason(): the trial measured the wrong thing
+  nlohmann::json info;                // the workload's static facts
+  std::string invalid_reason;         // Workload::invalid_reason(): the trial measured the wrong thing
   std::optional<ArmProfile> profile;  // settings.profile_dir set and this is the last block
 };
 
-TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
-                       const ArmSpec& arm, const MeasureSettings& settings, int block, int position);
+TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                       const MeasureSettings& settings, int block, int position);
 
 // The same trial in a child process (`<self_executable> __trial REQUEST RESPONSE`), for knobs
 // whose state sticks to a process; `environment` is set (or replaced) in the child's environment.

@@ -42,7 +42,7 @@ std::string join(const std::string& dir, const std::string& relative) { return d
 std::string class_dir_of(const std::string& relative) { return relative.substr(0, relative.find('/')); }
 
 nlohmann::ordered_json spec_to_json(const DatasetSpec& s) {
-  return {{"images", s.images}, {"width", s.width},   {"height", s.height},
+  return {{"images", s.images},   {"width", s.width},     {"height", s.height},
           {"classes", s.classes}, {"quality", s.quality}, {"seed", s.seed}};
 }
 
@@ -181,17 +181,18 @@ Manifest read_manifest(const std::string& dir) {
                          json_integer<std::int64_t>(f, "bytes"), f.at("sha256").get<std::string>()});
       const auto& entry = m.files.back();
       if (entry.label < 0 || entry.label >= m.spec.classes) {
-        throw InputError(fmt::format("{}: label {} of {} is outside 0..{}", path, entry.label, entry.path,
-                                     m.spec.classes - 1));
+        throw InputError(
+            fmt::format("{}: label {} of {} is outside 0..{}", path, entry.label, entry.path, m.spec.classes - 1));
       }
       if (entry.bytes < 0 || entry.bytes > std::numeric_limits<std::int64_t>::max() - total_bytes) {
-        throw InputError(fmt::format("{}: {} has a size of {} bytes: negative, or the sizes overflow their sum",
-                                     path, entry.path, entry.bytes));
+        throw InputError(fmt::format("{}: {} has a size of {} bytes: negative, or the sizes overflow their sum", path,
+                                     entry.path, entry.bytes));
       }
       total_bytes += entry.bytes;
     }
     if (static_cast<std::int64_t>(m.files.size()) != m.spec.images) {
-      throw InputError(fmt::format("{}: lists {} files for a dataset of {} images", path, m.files.size(), m.spec.images));
+      throw InputError(
+          fmt::format("{}: lists {} files for a dataset of {} images", path, m.files.size(), m.spec.images));
     }
     return m;
   } catch (const nlohmann::json::exception& e) {
@@ -239,10 +240,11 @@ void check_free_space(const std::string& dir, const DatasetSpec& spec, const std
   const double per_image = 1.10 * static_cast<double>(encode_jpeg(sample, spec.quality).size());
   const double need = per_image * static_cast<double>(to_write);
   if (need > static_cast<double>(free->first) || to_write > free->second) {
-    throw InputError(fmt::format("{} images of {}x{} need about {} and {} files; {} has {} and {} files free: "
-                                 "free space, or ask for fewer images (--images) or smaller ones (--size)",
-                                 to_write, spec.width, spec.height, human_bytes(need), to_write, dir,
-                                 human_bytes(static_cast<double>(free->first)), free->second));
+    throw InputError(
+        fmt::format("{} images of {}x{} need about {} and {} files; {} has {} and {} files free: "
+                    "free space, or ask for fewer images (--images) or smaller ones (--size)",
+                    to_write, spec.width, spec.height, human_bytes(need), to_write, dir,
+                    human_bytes(static_cast<double>(free->first)), free->second));
   }
 }
 
@@ -284,8 +286,8 @@ MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const M
   std::optional<Manifest> old;
   if (file_size(join(dir, kManifestName)) >= 0) {
     if (foreign_manifest(join(dir, kManifestName))) {
-      throw InputError(fmt::format("{}/{} is not a tipbench dataset manifest: choose another directory", dir,
-                                   kManifestName));
+      throw InputError(
+          fmt::format("{}/{} is not a tipbench dataset manifest: choose another directory", dir, kManifestName));
     }
     try {
       old = read_manifest(dir);

@@ -18,12 +18,12 @@ void crop_resize_flip_into(const torch::Tensor& image, const CropBox& box, torch
   }
   namespace F = torch::nn::functional;
   const torch::Tensor crop = image.slice(1, box.y, box.y + box.height).slice(2, box.x, box.x + box.width);
-  torch::Tensor resized = F::interpolate(crop.unsqueeze(0).to(torch::kFloat),
-                                         F::InterpolateFuncOptions()
-                                             .size(std::vector<std::int64_t>{out.size(1), out.size(2)})
-                                             .mode(torch::kBilinear)
-                                             .align_corners(false)
-                                             .antialias(true));
+  torch::Tensor resized =
+      F::interpolate(crop.unsqueeze(0).to(torch::kFloat), F::InterpolateFuncOptions()
+                                                              .size(std::vector<std::int64_t>{out.size(1), out.size(2)})
+                                                              .mode(torch::kBilinear)
+                                                              .align_corners(false)
+                                                              .antialias(true));
   if (box.flip) resized = resized.flip({3});
   out.copy_(resized.squeeze(0).round_().clamp_(0, 255));  // copy_ converts to uint8
 }

@@ -26,11 +26,31 @@ Colour from_hsv(double h, double s, double v) {
   const double p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
   double r = v, g = t, b = p;
   switch (sector) {
-    case 1: r = q; g = v; b = p; break;
-    case 2: r = p; g = v; b = t; break;
-    case 3: r = p; g = q; b = v; break;
-    case 4: r = t; g = p; b = v; break;
-    case 5: r = v; g = p; b = q; break;
+    case 1:
+      r = q;
+      g = v;
+      b = p;
+      break;
+    case 2:
+      r = p;
+      g = v;
+      b = t;
+      break;
+    case 3:
+      r = p;
+      g = q;
+      b = v;
+      break;
+    case 4:
+      r = t;
+      g = p;
+      b = v;
+      break;
+    case 5:
+      r = v;
+      g = p;
+      b = q;
+      break;
     default: break;
   }
   return {float(r * 255), float(g * 255), float(b * 255)};
@@ -40,12 +60,15 @@ Colour from_hsv(double h, double s, double v) {
 bool inside(int shape, double u, double v) {
   const double au = std::abs(u), av = std::abs(v);
   switch (shape) {
-    case 0: return u * u + v * v <= 1;                                 // circle
-    case 1: return au <= 0.8 && av <= 0.8;                             // square
-    case 2: return v <= 0.5 && v >= -1 + std::sqrt(3.0) * au;          // triangle, apex up
-    case 3: { const double d = u * u + v * v; return d <= 1 && d >= 0.3; }  // ring
+    case 0: return u * u + v * v <= 1;                         // circle
+    case 1: return au <= 0.8 && av <= 0.8;                     // square
+    case 2: return v <= 0.5 && v >= -1 + std::sqrt(3.0) * au;  // triangle, apex up
+    case 3: {
+      const double d = u * u + v * v;
+      return d <= 1 && d >= 0.3;
+    }                                                                 // ring
     case 4: return (au <= 0.3 && av <= 1) || (av <= 0.3 && au <= 1);  // cross
-    default: return au <= 1 && av <= 0.35;                             // bar
+    default: return au <= 1 && av <= 0.35;                            // bar
   }
 }
 

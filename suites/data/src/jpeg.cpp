@@ -24,9 +24,7 @@ struct ErrorManager {
   bool warned = false;
 };
 
-[[noreturn]] void on_error(j_common_ptr cinfo) {
-  std::longjmp(reinterpret_cast<ErrorManager*>(cinfo->err)->jump, 1);
-}
+[[noreturn]] void on_error(j_common_ptr cinfo) { std::longjmp(reinterpret_cast<ErrorManager*>(cinfo->err)->jump, 1); }
 
 void on_output(j_common_ptr cinfo) {
   auto* e = reinterpret_cast<ErrorManager*>(cinfo->err);
@@ -77,7 +75,8 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
   unsigned char* buffer = nullptr;
   unsigned long size = 0;
   CompressGuard guard{&cinfo, &buffer};
-  if (setjmp(errors.jump)) throw std::runtime_error("JPEG encoding failed: " + message_of(reinterpret_cast<j_common_ptr>(&cinfo)));
+  if (setjmp(errors.jump))
+    throw std::runtime_error("JPEG encoding failed: " + message_of(reinterpret_cast<j_common_ptr>(&cinfo)));
   jpeg_create_compress(&cinfo);
   jpeg_mem_dest(&cinfo, &buffer, &size);
   cinfo.image_width = static_cast<JDIMENSION>(image.width);

@@ -21,8 +21,8 @@ std::int64_t batches_per_epoch_of(std::int64_t samples, const LoaderOptions& o) 
   if (o.workers < 0 || o.prefetch_factor < 1) throw std::invalid_argument("Loader: workers >= 0, prefetch_factor >= 1");
   const std::int64_t n = o.drop_last ? samples / o.batch_size : (samples + o.batch_size - 1) / o.batch_size;
   if (n == 0) {
-    throw std::invalid_argument(fmt::format("Loader: the dataset has {} images, fewer than one batch of {}", samples,
-                                            o.batch_size));
+    throw std::invalid_argument(
+        fmt::format("Loader: the dataset has {} images, fewer than one batch of {}", samples, o.batch_size));
   }
   return n;
 }
@@ -117,7 +117,8 @@ std::shared_ptr<const std::vector<std::int64_t>> Loader::permutation(std::int64_
   std::iota(order->begin(), order->end(), 0);
   if (options_.shuffle) {  // Fisher-Yates, keyed by (seed, epoch): the same order for any worker count
     Rng rng = Rng::keyed({options_.seed, static_cast<std::uint64_t>(epoch), 0x5eed});
-    for (std::size_t i = order->size(); i > 1; --i) std::swap((*order)[i - 1], (*order)[rng.below(static_cast<std::int64_t>(i))]);
+    for (std::size_t i = order->size(); i > 1; --i)
+      std::swap((*order)[i - 1], (*order)[rng.below(static_cast<std::int64_t>(i))]);
   }
   // Batches of two neighbouring epochs are in flight at an epoch boundary: keep two.
   if (permutations_.size() == 2) permutations_.erase(permutations_.begin());
@@ -145,7 +146,8 @@ HostBatch Loader::make_batch(std::int64_t sequence, Scratch& scratch) {
   const std::int64_t epoch = sequence / batches_per_epoch_;
   const std::int64_t first = (sequence % batches_per_epoch_) * options_.batch_size;
   const auto order = permutation(epoch);
-  const std::int64_t count = std::min<std::int64_t>(options_.batch_size, static_cast<std::int64_t>(order->size()) - first);
+  const std::int64_t count =
+      std::min<std::int64_t>(options_.batch_size, static_cast<std::int64_t>(order->size()) - first);
   const std::int64_t side = options_.augment.output_size;
   const std::int64_t plane = 3 * side * side;
 
@@ -154,7 +156,8 @@ HostBatch Loader::make_batch(std::int64_t sequence, Scratch& scratch) {
   batch.epoch = epoch;
   const auto pinned = torch::TensorOptions().pinned_memory(options_.pin_memory);
   if (!options_.decode_on_device) {
-    batch.images = torch::empty({count, 3, side, side}, pinned.dtype(options_.uint8_batches ? torch::kByte : torch::kFloat));
+    batch.images =
+        torch::empty({count, 3, side, side}, pinned.dtype(options_.uint8_batches ? torch::kByte : torch::kFloat));
   }
   batch.labels = torch::empty({count}, pinned.dtype(torch::kLong));
   std::int64_t* labels = batch.labels.data_ptr<std::int64_t>();
@@ -173,9 +176,11 @@ HostBatch Loader::make_batch(std::int64_t sequence, Scratch& scratch) {
     const CropBox box = crop_box(index, epoch, image->width, image->height);
     const std::int64_t row = batch.rows();
     if (options_.uint8_batches) {
-      crop_resize_u8(*image, box, options_.augment, batch.images.data_ptr<std::uint8_t>() + row * plane, scratch.resize);
+      crop_resize_u8(*image, box, options_.augment, batch.images.data_ptr<std::uint8_t>() + row * plane,
+                     scratch.resize);
     } else {
-      crop_resize_normalize(*image, box, options_.augment, batch.images.data_ptr<float>() + row * plane, scratch.resize);
+      crop_resize_normalize(*image, box, options_.augment, batch.images.data_ptr<float>() + row * plane,
+                            scratch.resize);
     }
     labels[row] = manifest_.files[static_cast<std::size_t>(index)].label;
     batch.indices.push_back(index);
@@ -215,7 +220,7 @@ bool Loader::add_encoded(std::int64_t index, std::int64_t epoch, HostBatch& batc
 }
 
 const RgbImage* Loader::decoded(std::int64_t index, Scratch& scratch, HostBatch& batch,
-                               std::shared_ptr<const RgbImage>& hold) {
+                                std::shared_ptr<const RgbImage>& hold) {
   if (options_.cache_decoded) {
     std::lock_guard lock(cache_mutex_);
     hold = cache_[static_cast<std::size_t>(index)];

@@ -207,10 +207,12 @@ std::vector<NvjpegDecoder::Decoded> NvjpegDecoder::decode(const std::vector<std:
     const auto status =
         nvjpegGetImageInfo(c.handle, files[i].data(), files[i].size(), &components, &subsampling, widths, heights);
     if (status != NVJPEG_STATUS_SUCCESS || widths[0] <= 0 || heights[0] <= 0) {
-      out[i].error = status != NVJPEG_STATUS_SUCCESS ? failure("nvjpegGetImageInfo", status) : "no image size in the header";
+      out[i].error =
+          status != NVJPEG_STATUS_SUCCESS ? failure("nvjpegGetImageInfo", status) : "no image size in the header";
       continue;
     }
-    out[i].image = torch::empty({3, heights[0], widths[0]}, torch::TensorOptions().dtype(torch::kByte).device(c.device));
+    out[i].image =
+        torch::empty({3, heights[0], widths[0]}, torch::TensorOptions().dtype(torch::kByte).device(c.device));
     positions.push_back(i);
     data.push_back(files[i].data());
     lengths.push_back(files[i].size());

@@ -25,10 +25,10 @@ TEST(LinearScaling, ScalesWithTheBatch) {
 
 TEST(WarmupCosine, KnownValues) {
   const s::WarmupCosineOptions o{.warmup_steps = 5, .total_steps = 25, .min_factor = 0.0};
-  EXPECT_DOUBLE_EQ(s::warmup_cosine_factor(0, o), 0.2);   // (0 + 1) / 5
+  EXPECT_DOUBLE_EQ(s::warmup_cosine_factor(0, o), 0.2);  // (0 + 1) / 5
   EXPECT_DOUBLE_EQ(s::warmup_cosine_factor(2, o), 0.6);
-  EXPECT_DOUBLE_EQ(s::warmup_cosine_factor(4, o), 1.0);   // warm-up ends at the peak
-  EXPECT_DOUBLE_EQ(s::warmup_cosine_factor(5, o), 1.0);   // cosine starts at the peak
+  EXPECT_DOUBLE_EQ(s::warmup_cosine_factor(4, o), 1.0);  // warm-up ends at the peak
+  EXPECT_DOUBLE_EQ(s::warmup_cosine_factor(5, o), 1.0);  // cosine starts at the peak
   EXPECT_NEAR(s::warmup_cosine_factor(10, o), 0.5 * (1 + std::cos(std::numbers::pi * 0.25)), 1e-15);
   EXPECT_NEAR(s::warmup_cosine_factor(15, o), 0.5, 1e-15);  // half way down
   EXPECT_NEAR(s::warmup_cosine_factor(24, o), 0.5 * (1 + std::cos(std::numbers::pi * 0.95)), 1e-15);

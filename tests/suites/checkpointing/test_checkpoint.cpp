@@ -55,7 +55,8 @@ double expect_same_gradients(const StepResult& expected, const StepResult& actua
     EXPECT_TRUE(other.defined()) << name << " has no gradient with checkpointing";
     if (!g.defined() || !other.defined()) continue;
     worst = std::max(worst, (g - other).abs().max().item<double>());
-    EXPECT_TRUE(torch::allclose(g, other, rtol, atol)) << name << ": max |diff| " << (g - other).abs().max().item<double>();
+    EXPECT_TRUE(torch::allclose(g, other, rtol, atol))
+        << name << ": max |diff| " << (g - other).abs().max().item<double>();
   }
   return worst;
 }
@@ -63,7 +64,8 @@ double expect_same_gradients(const StepResult& expected, const StepResult& actua
 double max_gradient_difference(const StepResult& a, const StepResult& b) {
   double worst = 0;
   for (const auto& [name, g] : a.grads) {
-    if (g.defined() && b.grads.at(name).defined()) worst = std::max(worst, (g - b.grads.at(name)).abs().max().item<double>());
+    if (g.defined() && b.grads.at(name).defined())
+      worst = std::max(worst, (g - b.grads.at(name)).abs().max().item<double>());
   }
   return worst;
 }
@@ -131,16 +133,18 @@ TEST(CheckpointGradients, ResNetMatchesWithoutCheckpointing) {
 }
 
 TEST(CheckpointGradients, ViTWithDropoutMatchesWithoutCheckpointing) {
-  const auto st = make_setup("vit_ti_16", {.num_classes = 10, .image_size = 32, .dropout = 0.1, .attention_dropout = 0.1},
-                             /*batch=*/4);
+  const auto st =
+      make_setup("vit_ti_16", {.num_classes = 10, .image_size = 32, .dropout = 0.1, .attention_dropout = 0.1},
+                 /*batch=*/4);
   expect_policies_match(st, /*seed=*/7);
 }
 
 // The equality above is not vacuous: another dropout mask (another seed) changes the gradients
 // by far more than the tolerance, so a recompute that drew fresh masks would fail it.
 TEST(CheckpointGradients, DropoutMasksMatterAtThisTolerance) {
-  const auto st = make_setup("vit_ti_16", {.num_classes = 10, .image_size = 32, .dropout = 0.1, .attention_dropout = 0.1},
-                             /*batch=*/4);
+  const auto st =
+      make_setup("vit_ti_16", {.num_classes = 10, .image_size = 32, .dropout = 0.1, .attention_dropout = 0.1},
+                 /*batch=*/4);
   s::SegmentedModel net(st.model, s::CheckpointPolicy::parse("per_stage"));
   const auto a = train_step(net, st.images, st.labels, 7);
   const auto b = train_step(net, st.images, st.labels, 8);
@@ -222,8 +226,9 @@ TEST(CheckpointMemory, HoldsFewerBytesForBackward) {
 
 TEST(CheckpointGradients, ViTWithDropoutMatchesOnGpu_CUDA) {
   TIPBENCH_REQUIRE_CUDA();
-  const auto st = make_setup("vit_ti_16", {.num_classes = 10, .image_size = 32, .dropout = 0.1, .attention_dropout = 0.1},
-                             /*batch=*/4, torch::kCUDA);
+  const auto st =
+      make_setup("vit_ti_16", {.num_classes = 10, .image_size = 32, .dropout = 0.1, .attention_dropout = 0.1},
+                 /*batch=*/4, torch::kCUDA);
   expect_policies_match(st, /*seed=*/7);
 }
 

@@ -24,8 +24,8 @@ namespace s = tipbench::suites;
 using tipbench::ArmSpec;
 using tipbench::ArmStatus;
 using tipbench::CaseSpec;
-using tipbench::TrialInfo;
 using tipbench::SuiteContext;
+using tipbench::TrialInfo;
 
 // An attempt that runs out of memory above `capacity`, as the CUDA caching allocator does.
 std::function<void(std::int64_t)> fake_device(std::int64_t capacity, int* calls = nullptr) {
@@ -161,8 +161,8 @@ class SearchingSuite final : public tipbench::Suite {
             s::largest_batch_case("small_cnn", {{"ok", {}}, {"broken", {}}})};
   }
   void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
-  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext& context, const CaseSpec& c,
-                                              const ArmSpec& arm, const TrialInfo&) const override {
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                              const TrialInfo&) const override {
     if (s::is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
     return std::make_unique<MetaStep>(8, 8, false);
   }

@@ -79,8 +79,8 @@ class ChosenBatch final : public s::Policy<ChosenBatch> {
     batch = {torch::zeros({state.spec().batch_size, 3, state.image_size(), state.image_size()}),
              torch::full({state.spec().batch_size}, 3, torch::kLong)};
     // The loss the first step must see: the model before any update, in train mode as the step.
-    expected_loss = torch::nn::functional::cross_entropy(state.model().forward(batch.images), batch.labels)
-                        .item<double>();
+    expected_loss =
+        torch::nn::functional::cross_entropy(state.model().forward(batch.images), batch.labels).item<double>();
   }
   s::StepInputs inputs(s::StepState&, bool timing) override {
     timing_seen.push_back(timing);
@@ -183,7 +183,7 @@ std::vector<std::string> keys_of(const nlohmann::json& info) {
 TEST(StepPolicy, ArmsOfCudaSuitesRecordTheInfoTheyDidBeforePolicies) {
   const auto context = cpu_context(true);
   const std::vector<std::string> common{"batch_size", "channels_last", "image_size", "input_shapes",
-                                        "model", "parameters", "precision"};
+                                        "model",      "parameters",    "precision"};
   auto with = [&](std::vector<std::string> keys, const std::string& extra) {
     keys.push_back(extra);
     std::sort(keys.begin(), keys.end());

@@ -52,8 +52,9 @@ void expect_replay_matches_eager(s::OptimizerChoice choice) {
   constexpr int kSteps = 8;
   Trainer eager(choice), graphed(choice);
   for (int i = 0; i < kSteps; ++i) eager.step();
-  s::CapturedStep captured(torch::kCUDA, [&] { graphed.step(); }, /*warmup_steps=*/3,
-                           [&] { graphed.optimizer->zero_grad(/*set_to_none=*/true); });
+  s::CapturedStep captured(
+      torch::kCUDA, [&] { graphed.step(); }, /*warmup_steps=*/3,
+      [&] { graphed.optimizer->zero_grad(/*set_to_none=*/true); });
   for (int i = captured.warmup_steps(); i < kSteps; ++i) captured.replay();
   torch::cuda::synchronize();
   const auto a = eager.model.ptr()->parameters(), b = graphed.model.ptr()->parameters();

@@ -21,9 +21,9 @@ namespace {
 
 namespace s = tipbench::suites;
 
-#define REQUIRE_TORCHSCRIPT()                                                   \
-  do {                                                                          \
-    if (auto why = s::torchscript_unavailable_reason()) GTEST_SKIP() << *why;   \
+#define REQUIRE_TORCHSCRIPT()                                                 \
+  do {                                                                        \
+    if (auto why = s::torchscript_unavailable_reason()) GTEST_SKIP() << *why; \
   } while (0)
 
 int occurrences(const std::string& text, const std::string& what) {

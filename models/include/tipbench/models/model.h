@@ -12,7 +12,7 @@
 namespace tipbench::models {
 
 struct ModelOptions {
-  int64_t num_classes = 0;            // 0 = the model's default (1000 for ResNet/ViT, 10 for small_cnn)
+  int64_t num_classes = 0;           // 0 = the model's default (1000 for ResNet/ViT, 10 for small_cnn)
   int64_t image_size = 0;            // 0 = the model's default (224 for ResNet/ViT, 32 for small_cnn)
   bool conv_bias_before_bn = false;  // every conv that feeds a BatchNorm gets bias=true (torchvision: false)
   bool channels_last = false;        // convert 4-D parameters to ChannelsLast memory format
@@ -22,11 +22,11 @@ struct ModelOptions {
 };
 
 struct ModelInfo {
-  std::string name;         // "resnet50"
-  std::string family;       // "cnn" or "vit"
+  std::string name;    // "resnet50"
+  std::string family;  // "cnn" or "vit"
   int64_t default_image_size;
   int64_t default_num_classes;  // ImageNet's 1000 for the torchvision models, CIFAR's 10 for small_cnn
-  std::string description;  // one line
+  std::string description;      // one line
 };
 
 // Every model make_model() knows, in a fixed order:

@@ -13,11 +13,11 @@
 namespace tipbench::models {
 
 struct ResNetOptions {
-  bool bottleneck = false;                                // BasicBlock (18/34) or Bottleneck (50)
+  bool bottleneck = false;  // BasicBlock (18/34) or Bottleneck (50)
   std::array<int64_t, 4> blocks_per_stage = {2, 2, 2, 2};
   int64_t num_classes = 1000;
-  bool conv_bias_before_bn = false;                       // torchvision: false
-  bool inplace_relu = true;                               // torchvision: nn.ReLU(inplace=True)
+  bool conv_bias_before_bn = false;  // torchvision: false
+  bool inplace_relu = true;          // torchvision: nn.ReLU(inplace=True)
 
   static ResNetOptions resnet18() { return {false, {2, 2, 2, 2}}; }
   static ResNetOptions resnet34() { return {false, {3, 4, 6, 3}}; }
@@ -67,9 +67,9 @@ class ResNetImpl : public torch::nn::Cloneable<ResNetImpl> {
   torch::Tensor forward(torch::Tensor x);  // head(layer4(...layer1(stem(x))))
 
   // The pieces of forward(), for per-stage work such as activation checkpointing.
-  torch::Tensor stem(torch::Tensor x);                 // conv1, bn1, ReLU, max-pool
-  std::vector<torch::nn::Sequential> stages() const;   // layer1..layer4, in order
-  torch::Tensor head(torch::Tensor x);                 // global average pool, flatten, fc
+  torch::Tensor stem(torch::Tensor x);                // conv1, bn1, ReLU, max-pool
+  std::vector<torch::nn::Sequential> stages() const;  // layer1..layer4, in order
+  torch::Tensor head(torch::Tensor x);                // global average pool, flatten, fc
 
   const ResNetOptions& options() const { return options_; }
 

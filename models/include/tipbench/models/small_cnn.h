@@ -42,7 +42,7 @@ class SmallCNNImpl : public torch::nn::Cloneable<SmallCNNImpl> {
   torch::Tensor forward(torch::Tensor x);
 
   std::vector<ConvBNReLU> stages() const;  // features.0, features.1, ... in order
-  torch::Tensor head(torch::Tensor x);  // global average pool, flatten, fc
+  torch::Tensor head(torch::Tensor x);     // global average pool, flatten, fc
 
   const SmallCNNOptions& options() const { return options_; }
 

@@ -51,8 +51,7 @@ TORCH_MODULE(SelfAttention);
 // Pre-norm transformer block: x + attn(ln_1(x)), then y + mlp(ln_2(y)).
 class EncoderBlockImpl : public torch::nn::Cloneable<EncoderBlockImpl> {
  public:
-  EncoderBlockImpl(int64_t hidden_dim, int64_t num_heads, int64_t mlp_dim, double dropout,
-                   double attention_dropout);
+  EncoderBlockImpl(int64_t hidden_dim, int64_t num_heads, int64_t mlp_dim, double dropout, double attention_dropout);
   void reset() override;
   torch::Tensor forward(torch::Tensor x);
 
@@ -95,9 +94,9 @@ class VisionTransformerImpl : public torch::nn::Cloneable<VisionTransformerImpl>
   torch::Tensor forward(torch::Tensor x);  // head(blocks(embed(x)))
 
   // The pieces of forward(), for per-block work such as activation checkpointing.
-  torch::Tensor embed(torch::Tensor images);   // patches + class token + position, [N, L, E]
-  std::vector<EncoderBlock> blocks() const;    // encoder.layers, in order
-  torch::Tensor head(torch::Tensor tokens);    // encoder.ln, class token, heads
+  torch::Tensor embed(torch::Tensor images);  // patches + class token + position, [N, L, E]
+  std::vector<EncoderBlock> blocks() const;   // encoder.layers, in order
+  torch::Tensor head(torch::Tensor tokens);   // encoder.ln, class token, heads
 
   const ViTOptions& options() const { return options_; }
   int64_t seq_length() const;  // (image_size / patch_size)^2 + 1

@@ -15,8 +15,7 @@ namespace tipbench::reports {
 // `exit_code`: the code the process really exits with, when it is not the verdict's own (the
 // verdict could not be written: 4); the last line always prints the real one.
 void print_gate_report(const gate::GateReport& report, const std::string& baseline_label,
-                       const std::string& current_label, std::FILE* out,
-                       std::optional<int> exit_code = std::nullopt);
+                       const std::string& current_label, std::FILE* out, std::optional<int> exit_code = std::nullopt);
 std::string gate_markdown(const gate::GateReport& report, const std::string& baseline_label,
                           const std::string& current_label);
 

@@ -33,7 +33,7 @@ std::string default_chartjs_path();
 struct HtmlOptions {
   std::string title = "tipbench report";
   double practical_threshold = 0.03;
-  bool paired = false;  // the runs come from one interleaved session
+  bool paired = false;      // the runs come from one interleaved session
   std::size_t primary = 0;  // the run whose own charts (heatmap, curves, trade-offs) are drawn
 };
 

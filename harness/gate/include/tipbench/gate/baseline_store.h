@@ -29,8 +29,7 @@ struct StoredBaseline {
 // gives), then copies it byte for byte to <dir>/<slug>/<name>.json, atomically. An existing file
 // is kept unless force.
 // Throws InputError with the reason; returns the path written.
-std::string save_baseline(const std::string& run_path, const std::string& dir, const std::string& name,
-                          bool force);
+std::string save_baseline(const std::string& run_path, const std::string& dir, const std::string& name, bool force);
 
 // Every readable baseline under dir, sorted by slug then timestamp. Unreadable files, and files
 // whose slug is not their directory's or not their fingerprint's, are reported in `unreadable`

@@ -22,9 +22,9 @@ std::vector<std::string> known_metrics();
 
 struct CellKey {
   std::string suite;
-  std::string case_name;  // "zero_grad/model:small_cnn/batch:32"
-  std::string arm;        // short arm name, "zero"
-  std::string metric;     // "throughput_samples_per_s", "peak_allocated_bytes", ...
+  std::string case_name;      // "zero_grad/model:small_cnn/batch:32"
+  std::string arm;            // short arm name, "zero"
+  std::string metric;         // "throughput_samples_per_s", "peak_allocated_bytes", ...
   std::string label() const;  // "zero_grad/model:small_cnn/batch:32/arm:zero throughput"
   auto operator<=>(const CellKey&) const = default;
 };

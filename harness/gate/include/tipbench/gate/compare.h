@@ -51,9 +51,7 @@ struct RunComparison {
 };
 
 // nullopt when a side has fewer than kMinBlocks values (paired: common blocks).
-std::optional<CellComparison> compare_cell(const Cell& reference, const Cell& candidate,
-                                           const CompareOptions& options);
-RunComparison compare_runs(const Result& reference, const Result& candidate,
-                           const CompareOptions& options);
+std::optional<CellComparison> compare_cell(const Cell& reference, const Cell& candidate, const CompareOptions& options);
+RunComparison compare_runs(const Result& reference, const Result& candidate, const CompareOptions& options);
 
 }  // namespace tipbench::gate

@@ -30,28 +30,28 @@ struct Check {
   CellKey key;
   double threshold = 0;
   std::optional<CellComparison> comparison;  // absent when the arm failed in the current run
-  double holm_alpha = 0;    // the level its p-value was tested at in Holm's step-down
-  bool significant = false;  // rejected "no change" by Holm over the whole family
-  bool candidate = false;    // significant and worse by at least the threshold
-  bool noisy = false;        // the 95% interval cannot rule out a regression of the threshold's size
-  std::optional<CellComparison> rerun;  // the confirmation re-measurement, when one was made
+  double holm_alpha = 0;                     // the level its p-value was tested at in Holm's step-down
+  bool significant = false;                  // rejected "no change" by Holm over the whole family
+  bool candidate = false;                    // significant and worse by at least the threshold
+  bool noisy = false;                        // the 95% interval cannot rule out a regression of the threshold's size
+  std::optional<CellComparison> rerun;       // the confirmation re-measurement, when one was made
   CheckStatus status = CheckStatus::pass;
   std::string detail;  // one line: why this status
 };
 
 struct GateOptions {
-  bool paired = false;      // baseline and current come from one interleaved session
+  bool paired = false;  // baseline and current come from one interleaved session
   std::uint64_t seed = 0;
 };
 
 struct GateReport {
-  std::string mode;                          // "stored baseline" or "same-machine interleaved"
+  std::string mode;  // "stored baseline" or "same-machine interleaved"
   // What differs in software between the two sides, from their fingerprints ("libtorch_version
   // 2.11.0 -> 2.15.0"): a stack A/B's change under test. Empty when only the code differs.
   std::vector<std::string> change_under_test;
-  std::vector<Check> checks;                 // worst first once finished
-  std::vector<std::string> problems;         // make the gate INCONCLUSIVE on their own
-  std::vector<std::string> notes;            // informational
+  std::vector<Check> checks;          // worst first once finished
+  std::vector<std::string> problems;  // make the gate INCONCLUSIVE on their own
+  std::vector<std::string> notes;     // informational
   std::vector<std::string> recommendations;
   Outcome outcome = Outcome::inconclusive;
   int exit_code() const;

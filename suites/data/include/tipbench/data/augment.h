@@ -20,9 +20,9 @@ namespace tipbench::data {
 
 struct AugmentOptions {
   int output_size = 224;
-  double scale_min = 0.08, scale_max = 1.0;        // of the image area
-  double ratio_min = 3.0 / 4, ratio_max = 4.0 / 3;  // width / height
-  bool flip = true;                                  // horizontal, with probability 1/2
+  double scale_min = 0.08, scale_max = 1.0;           // of the image area
+  double ratio_min = 3.0 / 4, ratio_max = 4.0 / 3;    // width / height
+  bool flip = true;                                   // horizontal, with probability 1/2
   std::array<float, 3> mean{0.485f, 0.456f, 0.406f};  // ImageNet's, per RGB channel
   std::array<float, 3> std{0.229f, 0.224f, 0.225f};
 };
@@ -38,14 +38,14 @@ CropBox random_resized_crop(int width, int height, const AugmentOptions& options
 
 // Reused between calls so the hot loop allocates nothing.
 struct ResizeScratch {
-  std::vector<float> rows;                 // crop height x output width x 3, after the horizontal pass
-  std::vector<int> x_bounds, y_bounds;     // per output pixel: first source pixel, count
-  std::vector<float> x_weights, y_weights; // per output pixel: its filter taps
+  std::vector<float> rows;                  // crop height x output width x 3, after the horizontal pass
+  std::vector<int> x_bounds, y_bounds;      // per output pixel: first source pixel, count
+  std::vector<float> x_weights, y_weights;  // per output pixel: its filter taps
 };
 
 // Writes 3 x output_size x output_size floats to `chw`: (pixel / 255 - mean) / std.
-void crop_resize_normalize(const RgbImage& image, const CropBox& box, const AugmentOptions& options,
-                           float* chw, ResizeScratch& scratch);
+void crop_resize_normalize(const RgbImage& image, const CropBox& box, const AugmentOptions& options, float* chw,
+                           ResizeScratch& scratch);
 // The same crop and resize, rounded to 3 x output_size x output_size bytes (no ToTensor, no
 // Normalize): NVIDIA's fast_collate batch, a quarter of the float bytes, normalised later on the
 // device by normalize_uint8_batch (tipbench/data/device_normalize.h).

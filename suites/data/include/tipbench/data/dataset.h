@@ -22,7 +22,7 @@ namespace tipbench::data {
 
 struct DatasetSpec {
   std::int64_t images = 2048;
-  int width = 500;   // ImageNet-like: its photos are typically 500 x 375 or 500 x 333
+  int width = 500;  // ImageNet-like: its photos are typically 500 x 375 or 500 x 333
   int height = 375;
   int classes = 10;
   std::uint64_t seed = 0;
@@ -104,8 +104,8 @@ MakeReport make_dataset(const std::string& dir, const DatasetSpec& spec, const M
 struct DatasetCheck {
   bool dir_exists = false;
   std::optional<Manifest> manifest;
-  std::string manifest_error;          // why there is no manifest, when there is none
-  std::vector<std::string> absent;     // listed files missing or of another size
+  std::string manifest_error;       // why there is no manifest, when there is none
+  std::vector<std::string> absent;  // listed files missing or of another size
 };
 DatasetCheck check_dataset(const std::string& dir);
 

@@ -77,7 +77,7 @@ class DeviceFeeder {
     HostBatch host;  // held until its batch is taken
     torch::Tensor images, labels;
     std::unique_ptr<at::cuda::CUDAEvent> copied;  // pinned path or decode on the device: the batch is ready
-    int rejected = 0;  // files nvJPEG refused (decode on the device)
+    int rejected = 0;                             // files nvJPEG refused (decode on the device)
   };
   // A decoded batch's file bytes, kept until the device has finished reading them.
   struct InFlight {

@@ -22,9 +22,7 @@ struct RgbImage {
     pixels.resize(static_cast<std::size_t>(w) * h * 3);
   }
   std::uint8_t* at(int x, int y) { return pixels.data() + (static_cast<std::size_t>(y) * width + x) * 3; }
-  const std::uint8_t* at(int x, int y) const {
-    return pixels.data() + (static_cast<std::size_t>(y) * width + x) * 3;
-  }
+  const std::uint8_t* at(int x, int y) const { return pixels.data() + (static_cast<std::size_t>(y) * width + x) * 3; }
 };
 
 }  // namespace tipbench::data

@@ -41,7 +41,7 @@ struct HostBatch {
   torch::Tensor images;  // (rows, 3, S, S) float32 (uint8 with uint8_batches), page-locked with pin_memory;
                          // undefined with decode_on_device
   std::vector<EncodedImage> encoded;  // decode_on_device: one per row
-  torch::Tensor labels;  // (rows) int64, page-locked with pin_memory
+  torch::Tensor labels;               // (rows) int64, page-locked with pin_memory
   std::vector<std::int64_t> indices;  // the dataset index of each row
   std::int64_t sequence = 0;          // batches since the loader started
   std::int64_t epoch = 0;
