@@ -91,7 +91,7 @@ while IFS= read -r t; do is_elf "$t" && tests+=("$t"); done < <(find "$build/tes
 
 stage=$(mktemp -d "${out%/}.tmp.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,tests,lib,share/source/docs/examples,share/source/ci}
+mkdir -p "$stage"/{bin,tests,lib,share/source/docs/examples,share/source/ci,share/source/scripts,share/source/tests/models,share/source/tests/scripts}
 cp "${binaries[@]}" "$stage/bin/"
 ((${#tests[@]})) && cp "${tests[@]}" "$stage/tests/"
 
@@ -163,6 +163,10 @@ done
 cp docs/cli.md docs/sources.md "$stage/share/source/docs/"  # the CLI and source-claim doc checks
 cp ci/gate-thresholds.json "$stage/share/source/ci/"
 cp docs/examples/result-v1.json "$stage/share/source/docs/examples/"  # the reader fuzz tests' seed
+# The model-file tests export their files with the machine's python (tests/support/model_files.h).
+cp scripts/export_model.py "$stage/share/source/scripts/"
+cp tests/models/make_model_files.py "$stage/share/source/tests/models/"
+cp tests/scripts/export_fixtures.py "$stage/share/source/tests/scripts/"
 cp tests/models/make_reference.py "$stage/share/"
 chartjs=/usr/share/javascript/chart.js/chart.min.js
 [[ -f $chartjs ]] || die 2 "$chartjs not found (Debian libjs-chart.js; scripts/bootstrap.sh installs it)"

@@ -178,6 +178,9 @@ def write_atomically(torch, module, metadata, path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             torch.jit.save(module, tmp, _extra_files={METADATA_FILE: json.dumps(metadata, indent=1)})
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the model from the team's CI user
         os.replace(tmp, path)
     except Exception:
         with contextlib.suppress(OSError):

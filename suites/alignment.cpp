@@ -83,6 +83,11 @@ class Alignment final : public Suite {
   }
 
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm) const override {
+    if (level(c.params, "size") != "batch") {
+      if (auto why = model_code_fixed(level(c.params, "model"), "builds the model at other image sizes and widths")) {
+        return why;
+      }
+    }
     if (level(c.params, "size") == "batch" && level_int(arm.levels, "batch") < 1) {
       return "batch 1 has no smaller batch to compare with; pass --batch 2 or more";
     }

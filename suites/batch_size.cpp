@@ -62,8 +62,13 @@ Recipe recipe_for(const SuiteContext& context, const std::string& model) {
     r.target_accuracy = 0.82;
   }
   if (model_family(model) == "vit") r.data.image_size = std::max<std::int64_t>(r.data.image_size, 32);
+  // A model file takes its own input size only (its recipe is untuned there, like the CUDA one).
+  if (model_family(model) == "file") r.data.image_size = models::resolved_image_size(model, {});
   return r;
 }
+
+// The largest image a CPU trains the time-to-accuracy epochs at within a quick suite's budget.
+constexpr std::int64_t kCpuTimeToAccuracyMaxImage = 32;
 
 // Powers of two around the model's default batch: CPU 1/4x..8x (quick 1/2x..2x); CUDA 16..4096
 // (quick 1/4x..2x), the ones that do not fit skipped.
@@ -194,9 +199,17 @@ class BatchSize final : public Suite {
 
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec& arm) const override {
+    const auto& model = level(c.params, "model");
+    if (level(c.params, "experiment") == "time_to_accuracy" && !context.device.is_cuda() &&
+        model_family(model) == "file" && models::resolved_image_size(model, {}) > kCpuTimeToAccuracyMaxImage) {
+      return fmt::format(
+          "{} takes {} px images only: epochs of the time-to-accuracy task at that size take too long on a CPU "
+          "(it runs on CUDA, or on a model file of at most {} px)",
+          model, models::resolved_image_size(model, {}), kCpuTimeToAccuracyMaxImage);
+    }
     if (level(c.params, "experiment") != "sweep" || !context.device.is_cuda()) return std::nullopt;
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = largest_.find(level(c.params, "model"));
+    auto it = largest_.find(model);
     const std::int64_t batch = level_int(arm.levels, "batch");
     if (it == largest_.end() || batch <= it->second) return std::nullopt;
     return fmt::format(

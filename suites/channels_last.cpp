@@ -34,7 +34,7 @@ class ChannelsLast final : public Suite {
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {
     const auto& model = level(c.params, "model");
-    if (model_family(model) != "cnn") {
+    if (model_family(model) == "vit") {
       return model +
              " is a ViT: its only convolution is the patch projection, so the memory format has "
              "nothing to change; channels_last applies to CNNs";

@@ -130,6 +130,8 @@ class Checkpointing final : public Suite {
 
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {
+    if (auto why = model_code_fixed(level(c.params, "model"), "splits the model into checkpointed segments"))
+      return why;
     if (is_largest_batch_case(c)) return largest_batch_search_unavailable(context.device);
     return std::nullopt;
   }

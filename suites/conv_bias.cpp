@@ -21,6 +21,7 @@ class ConvBias final : public Suite {
   }
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec&) const override {
     const auto& model = level(c.params, "model");
+    if (auto why = model_code_fixed(model, "adds a bias to every convolution before a BatchNorm")) return why;
     if (model_family(model) != "cnn") {
       return model + " has no convolution followed by BatchNorm; conv_bias applies to CNNs";
     }

@@ -32,7 +32,7 @@ class CudnnBenchmark final : public Suite {
     }
     if (!at::globalContext().hasCuDNN()) return "this LibTorch build has no cuDNN";
     const auto& model = level(c.params, "model");
-    if (model_family(model) != "cnn") return model + " is not a CNN; cudnn.benchmark tunes convolutions";
+    if (model_family(model) == "vit") return model + " is not a CNN; cudnn.benchmark tunes convolutions";
     return std::nullopt;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,

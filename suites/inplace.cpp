@@ -23,6 +23,7 @@ class Inplace final : public Suite {
   }
   std::optional<std::string> skip_reason(const SuiteContext&, const CaseSpec& c, const ArmSpec&) const override {
     const auto& model = level(c.params, "model");
+    if (auto why = model_code_fixed(model, "switches the model's ReLUs between in-place and out-of-place")) return why;
     if (model_family(model) != "cnn") {
       return model +
              " is a ViT: its activation is GELU, whose backward needs its input, so it has no in-place "

@@ -249,6 +249,9 @@ class JitFusion final : public Suite {
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec& arm) const override {
     const auto& block = level(c.params, "block");
+    if (block == "vit_mlp") {
+      if (auto why = model_code_fixed(level(c.params, "model"), "swaps a ViT's MLP blocks for fused ones")) return why;
+    }
     if (block == "vit_mlp" && model_family(level(c.params, "model")) != "vit") {
       return level(c.params, "model") +
              " has no transformer MLP block; the macro case needs a ViT (vit_ti_16, "

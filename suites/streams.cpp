@@ -59,6 +59,7 @@ class Streams final : public Suite {
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {
     const auto& model = level(c.params, "model");
+    if (auto why = model_code_fixed(model, "runs a ViT block's attention and MLP on two CUDA streams")) return why;
     if (model_family(model) != "vit") {
       return model +
              " is not a ViT: the independent branches under test are the attention and the MLP of a "

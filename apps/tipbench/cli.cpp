@@ -8,6 +8,8 @@
 #include "tipbench/run_context.h"
 #include "tipbench/trial.h"
 
+#include "model_file_setup.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -74,7 +76,9 @@ int run_guarded(const Command& command) {
 
 int main(const std::vector<std::string>& argv) {
   // The hidden child side of fresh-process trials: `tipbench __trial REQUEST RESPONSE`.
-  if (argv.size() == 4 && argv[1] == "__trial") return serve_trial_request(argv[2], argv[3]);
+  if (argv.size() == 4 && argv[1] == "__trial") {
+    return serve_trial_request(argv[2], argv[3], [](const nlohmann::json& setup) { apply_process_setup(setup); });
+  }
   // The device bundle's check (docs/gpu.md): `tipbench __fresh-arms DEVICE [SUITE...]`.
   if (argv.size() >= 3 && argv[1] == "__fresh-arms") {
     try {

@@ -1,7 +1,8 @@
 // `tipbench gate`: PASS / FAIL / INCONCLUSIVE for a current run against a baseline, in one of
 // three modes: a stored baseline (--baseline FILE|auto --current FILE, unpaired), two result
 // files from one interleaved session (--paired), or head vs base binaries run here, interleaved
-// block by block (--base-binary/--head-binary). Candidates are re-measured once before failing.
+// block by block (--base-binary/--head-binary), or two versions of a user's model run by one binary
+// (--base-model-file/--head-model-file). Candidates are re-measured once before failing.
 // Here: the flags, the choice of mode (gate_modes.h) and the exit code of every way out.
 #include "tipbench/commands.h"
 
@@ -27,11 +28,16 @@ int run_gate(const GateFlags& f) {
   ForwardTerminationSignals forwarding;
   try {
     const auto config = load_config(f);
+    if (!f.base_model_file.empty() || !f.head_model_file.empty()) {
+      if (f.base_model_file.empty() || f.head_model_file.empty())
+        throw UsageError("--base-model-file and --head-model-file go together");
+    }
     if (!f.base_binary.empty() || !f.head_binary.empty()) {
       if (f.base_binary.empty() || f.head_binary.empty())
         throw UsageError("--base-binary and --head-binary go together");
       return gate_interleaved(f, config);
     }
+    if (!f.base_model_file.empty()) return gate_interleaved(f, config);
     return gate_from_files(f, config);
   } catch (const ChildInterrupted& e) {
     fmt::print(stderr, "gate: interrupted by {}: {}; nothing was gated\n", e.signal == SIGINT ? "SIGINT" : "SIGTERM",
@@ -74,6 +80,12 @@ Command add_gate_command(CLI::App& app) {
       ->check(not_a_flag());
   sub->add_option("--head-binary", f->head_binary, "Interleaved mode: the head build's tipbench binary")
       ->check(not_a_flag());
+  sub->add_option("--base-model-file", f->base_model_file,
+                  "Interleaved mode: the base version of your model (a file export_model.py wrote); with "
+                  "--head-model-file, one binary (this one, or --base-binary/--head-binary) runs both, interleaved")
+      ->check(not_a_flag() & CLI::ExistingFile);
+  sub->add_option("--head-model-file", f->head_model_file, "Interleaved mode: the head version of your model")
+      ->check(not_a_flag() & CLI::ExistingFile);
   sub->add_option("--config", f->config_path,
                   "Gate thresholds (JSON, e.g. ci/gate-thresholds.json); default: throughput 3%")
       ->check(not_a_flag());

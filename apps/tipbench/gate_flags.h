@@ -19,6 +19,8 @@ struct GateFlags {
   std::string current;
   std::string base_binary;
   std::string head_binary;
+  std::string base_model_file;  // interleaved: two versions of a user's model, one binary
+  std::string head_model_file;
   bool paired = false;
   bool across_software = false;
   std::string config_path;

@@ -1,14 +1,19 @@
 // `tipbench gate --base-binary B --head-binary H`: both builds run here, interleaved block by
 // block (head's block i pairs with base's block i); candidates are confirmed by a new session.
+// `--base-model-file A --head-model-file B`: the same, one binary running two versions of a model.
 #include "gate_modes.h"
 
 #include "gate_session.h"
+#include "tipbench/models/model_file.h"
+#include "tipbench/run_context.h"
 #include "gate_verdict.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <utility>
 #include <vector>
 
 namespace tipbench::cli {
@@ -37,16 +42,45 @@ void check_child_arguments(const std::string& side, const std::string& binary, s
                                   r.error.empty() ? "" : ": " + r.error));
 }
 
+// --base-model-file/--head-model-file: both files usable, and of one model name (their cases pair
+// by name). Returns the `--model-file` arguments of each side, empty without the flags.
+std::pair<std::vector<std::string>, std::vector<std::string>> model_file_args(const GateFlags& f) {
+  if (f.base_model_file.empty()) return {};
+  if (!f.models.empty()) throw UsageError("--model picks a reference model; the model files are the models here");
+  models::ModelFile base, head;
+  try {
+    base = models::inspect_model_file({.path = f.base_model_file});
+    head = models::inspect_model_file({.path = f.head_model_file});
+  } catch (const models::ModelFileError& e) {
+    throw UsageError(e.what());
+  }
+  if (base.name != head.name) {
+    throw UsageError(
+        fmt::format("the model files name two models ('{}', '{}'): their cases pair by name, so export "
+                    "both versions with the same --name",
+                    base.name, head.name));
+  }
+  if (base.sha256 == head.sha256) {
+    fmt::print(stderr, "gate: note: the two model files are the same bytes (sha256 {}): an A/A check\n",
+               base.sha256.substr(0, 12));
+  }
+  const auto absolute = [](const std::string& p) { return std::filesystem::absolute(p).string(); };
+  return {{"--model-file", absolute(f.base_model_file)}, {"--model-file", absolute(f.head_model_file)}};
+}
+
 }  // namespace
 
 int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
   check_mode_flags(f, /*interleaved=*/true);
   for (const auto* bin : {&f.base_binary, &f.head_binary}) {
-    if (!is_executable(*bin)) throw UsageError(fmt::format("'{}' is not an executable file", abbreviated(*bin)));
+    if (!bin->empty() && !is_executable(*bin)) {
+      throw UsageError(fmt::format("'{}' is not an executable file", abbreviated(*bin)));
+    }
   }
+  const auto [base_model, head_model] = model_file_args(f);
   SessionPlan plan;
-  plan.base_binary = f.base_binary;
-  plan.head_binary = f.head_binary;
+  plan.base_binary = f.base_binary.empty() ? self_executable_path() : f.base_binary;
+  plan.head_binary = f.head_binary.empty() ? self_executable_path() : f.head_binary;
   std::vector<std::string> common;
   if (!f.full) common.push_back("--quick");
   for (const auto& s : f.suites) common.insert(common.end(), {"--suite", s});
@@ -55,6 +89,8 @@ int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
   common.insert(common.end(), f.run_args.begin(), f.run_args.end());
   plan.base_args = common;
   plan.head_args = common;
+  plan.base_args.insert(plan.base_args.end(), base_model.begin(), base_model.end());
+  plan.head_args.insert(plan.head_args.end(), head_model.begin(), head_model.end());
   if (f.head_inject_slowdown_pct > 0) {
     plan.head_args.insert(plan.head_args.end(), {"--inject-slowdown", fmt::format("{:g}", f.head_inject_slowdown_pct)});
   }
@@ -64,8 +100,9 @@ int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
   check_outputs(f, plan.work_dir);
   check_child_arguments("base", plan.base_binary, plan.base_args, plan.work_dir);
   check_child_arguments("head", plan.head_binary, plan.head_args, plan.work_dir);
-  fmt::print(stderr, "gate: head {} vs base {}, {} interleaved blocks, work dir {}\n", f.head_binary, f.base_binary,
-             f.blocks, plan.work_dir);
+  fmt::print(stderr, "gate: head {} vs base {}, {} interleaved blocks, work dir {}\n",
+             f.head_model_file.empty() ? plan.head_binary : f.head_model_file,
+             f.base_model_file.empty() ? plan.base_binary : f.base_model_file, f.blocks, plan.work_dir);
   const SessionResult session = run_interleaved(plan, "session");
   const std::string base_path = plan.work_dir + "/base.json";
   const std::string head_path = plan.work_dir + "/head.json";

@@ -170,7 +170,8 @@ std::vector<std::string> select_case(const Result& result, const gate::CellKey& 
     for (const auto& c : suite.cases) {
       if (c.name != key.case_name) continue;
       for (const auto& [name, value] : c.params) {
-        if (name == "model") args.insert(args.end(), {"--model", value});
+        // A model file's run names its model with --model-file, which the run's own args keep.
+        if (name == "model" && result.context.model_file.is_null()) args.insert(args.end(), {"--model", value});
         if (name == "batch" && is_numeric(value)) args.insert(args.end(), {"--batch-size", value});
       }
     }

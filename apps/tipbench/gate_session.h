@@ -63,7 +63,8 @@ DryRun dry_run(const std::string& binary, std::vector<std::string> args, const s
 
 // args without --suite/--model/--batch-size/--out/--seed/--blocks and their values.
 std::vector<std::string> strip_selection(const std::vector<std::string>& args);
-// --suite S [--model M] [--batch-size B] selecting one case (from its params).
+// --suite S [--model M] [--batch-size B] selecting one case (from its params; no --model for a run
+// on a model file, whose --model-file stays in the run's args).
 std::vector<std::string> select_case(const Result& result, const gate::CellKey& key);
 
 // A regular file this process may execute (access(X_OK) alone says yes to a directory for root).

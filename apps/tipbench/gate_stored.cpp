@@ -22,9 +22,10 @@ namespace {
 std::optional<std::string> find_stored_baseline(const GateFlags& f, const Result& current) {
   std::vector<std::string> suites;
   for (const auto& s : current.suites) suites.push_back(s.name);
-  const auto found = f.across_software
-                         ? gate::find_baseline_for_hardware(f.baselines_dir, current.context.fingerprint, suites)
-                         : gate::find_baseline(f.baselines_dir, current.context.fingerprint_slug, suites);
+  const auto found = f.across_software ? gate::find_baseline_for_hardware(f.baselines_dir, current.context.fingerprint,
+                                                                          suites, gate::model_sha256_of(current))
+                                       : gate::find_baseline(f.baselines_dir, current.context.fingerprint_slug, suites,
+                                                             gate::model_sha256_of(current));
   if (!found) {
     std::vector<std::string> slugs;
     for (const auto& b : gate::list_baselines(f.baselines_dir)) slugs.push_back(b.slug);
@@ -65,6 +66,23 @@ void check_stored_fingerprints(const GateFlags& f, const Result& baseline, const
                     : "Use `--baseline auto`, or `tipbench compare` to compare across machines"));
 }
 
+// "model file NAME (sha256 0123456789ab)", or "the reference models".
+std::string model_of(const Result& r) {
+  const std::string sha = gate::model_sha256_of(r);
+  if (sha.empty()) return "the reference models";
+  return fmt::format("model file {} (sha256 {})", r.context.model_file.value("name", "?"), sha.substr(0, 12));
+}
+
+// A stored baseline gates runs of its own model: another model version is the change under test,
+// measured interleaved. Throws InputError otherwise.
+void check_stored_models(const Result& baseline, const Result& current, const std::string& baseline_path) {
+  if (gate::model_sha256_of(baseline) == gate::model_sha256_of(current)) return;
+  throw InputError(fmt::format(
+      "{} trained {}, the current run {}: results of different models never gate each other; gate two versions "
+      "of a model with --base-model-file/--head-model-file",
+      baseline_path, model_of(baseline), model_of(current)));
+}
+
 }  // namespace
 
 int gate_stored(const GateFlags& f, const gate::GateConfig& config, const Result& current) {
@@ -77,6 +95,7 @@ int gate_stored(const GateFlags& f, const gate::GateConfig& config, const Result
   const Result baseline = read_result(baseline_path);
   check_result_identity(baseline, baseline_path);
   check_stored_fingerprints(f, baseline, current, baseline_path);
+  check_stored_models(baseline, current, baseline_path);
   return verdict_of_files(
       f, config, baseline, current, baseline_path, [&](const gate::GateConfig& effective, const std::string& work_dir) {
         return stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir, effective);

@@ -4,6 +4,7 @@
 #include "tipbench/commands.h"
 
 #include "cli_checks.h"
+#include "model_file_setup.h"
 #include "run_checks.h"
 #include "run_launch.h"
 #include "run_measure.h"
@@ -31,6 +32,7 @@ struct RunStart {
   std::optional<distributed::RankEnv> rank_env;  // torchrun, srun or a rank --nproc started
   PartialRun partial;                            // --resume: the interrupted run
   std::optional<c10::Device> device;
+  const models::ModelFile* model_file = nullptr;  // --model-file: loaded, checked and registered
 };
 
 // Reads the start; with --resume, the interrupted run's options replace o's. An exit code when
@@ -54,14 +56,24 @@ std::optional<int> read_start(RunOptions& o, const std::set<std::string>& typed,
   std::string error;
   start.device = resolve_device(o.device, error);
   if (!start.device) return usage_error(error);
+  if (const auto problems = model_file_problems(o); !problems.empty()) return usage_error(problems.front());
+  try {
+    start.model_file = apply_process_setup(model_file_setup(o));
+  } catch (const InputError& e) {
+    return usage_error(e.what());
+  }
   return std::nullopt;
 }
 
-RunPlan plan_of(const RunOptions& o, const c10::Device& device) {
+RunPlan plan_of(const RunOptions& o, const c10::Device& device, const models::ModelFile* model_file) {
   RunPlan plan;
   plan.suites = selected_suites(o.suites);
   plan.settings = measure_settings_from(o);
   plan.context = suite_context_from(o, device);
+  if (model_file) {  // every suite trains the file's model, in every process of the run
+    plan.context.models = {model_file->name};
+    plan.context.process_setup = model_file_setup(o);
+  }
   plan.self_executable = self_executable_path();
   plan.verbose = o.verbose;
   return plan;
@@ -86,7 +98,7 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
     if (auto problem = launch_problem(o, device)) return usage_error(*problem);
     if (!o.dry_run) return launch_local_ranks(argv, o.nproc);
   }
-  RunPlan plan = plan_of(o, device);
+  RunPlan plan = plan_of(o, device, start.model_file);
   if (o.dry_run) return dry_run(o, plan, argv);
   if (start.rank_env) {  // ranks 1..N-1 serve rank 0 here until the run ends; rank 0 goes on
     try {
@@ -102,6 +114,7 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
   if (auto code = check_outputs(o, argv, /*keeps_partial=*/!start.rank_env && o.resume.empty())) return *code;
   Result result;
   result.context = make_run_context(argv, device, plan.settings);
+  if (start.model_file) result.context.model_file = model_file_record(*start.model_file);
   std::string partial_path;
   if (!start.rank_env) {
     partial_path = o.resume.empty() ? partial_path_for(o.out) : o.resume;
@@ -151,6 +164,23 @@ void add_selection_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
   sub.add_option("--model", o->models,
                  "Reference model (repeatable); default: small_cnn on CPU, resnet50 on CUDA (resnet18 with --quick)")
       ->check(CLI::IsMember(model_names()));
+  sub.add_option("--model-file", o->model_file,
+                 "Your own model: a TorchScript file scripts/export_model.py wrote; every suite whose tip applies "
+                 "runs on it instead of --model, the others say why not (docs/own-model.md)")
+      ->check(not_a_flag() & CLI::ExistingFile);
+  sub.add_flag("--allow-trace", o->allow_trace,
+               "--model-file: accept a traced file (its training flag is baked in: BatchNorm and dropout behave as "
+               "traced)");
+  sub.add_option("--model-input", o->model_input,
+                 "--model-file without tipbench metadata: one sample's shape C,H,W (e.g. 3,224,224)")
+      ->check(not_a_flag());
+  sub.add_option("--model-classes", o->model_classes, "--model-file without tipbench metadata: the logits' width K")
+      ->check(not_a_flag() & whole_number(kModelClassesRange.min, kModelClassesRange.max));
+  sub.add_option("--jit-optimize", o->jit_optimize,
+                 "--model-file: the TorchScript graph executor's optimisation (profiling, specialisation, fusion), "
+                 "recorded with the result")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   sub.add_option("--device", o->device, "auto (cuda:0 if present, else cpu), cpu, cuda or cuda:N")
       ->capture_default_str();
   sub.add_option("--batch-size", o->batch_size, "Samples per step; default: per model and device")

@@ -11,7 +11,8 @@ SuiteContext suite_context_from(const RunOptions& o, const c10::Device& device) 
           .batch_size = o.batch_size,
           .seed = o.seed,
           .quick = o.quick,
-          .options = o.suite_options};
+          .options = o.suite_options,
+          .process_setup = nullptr};
 }
 
 SuiteOptionValues default_suite_options() {

@@ -46,6 +46,13 @@ std::optional<std::string> resume_context_problem(const RunContext& here, const 
   }
   if (here.device != recorded.device)
     diffs.push_back(fmt::format("device {} here, {} in the run", here.device, recorded.device));
+  const auto sha = [](const RunContext& c) {
+    return c.model_file.is_null() ? std::string("-") : c.model_file.value("sha256", "-");
+  };
+  if (sha(here) != sha(recorded)) {
+    diffs.push_back(
+        fmt::format("model file sha256 {} here, {} in the run", sha(here).substr(0, 12), sha(recorded).substr(0, 12)));
+  }
   if (diffs.empty()) return std::nullopt;
   return fmt::format(
       "--resume {}: the finished cases were measured elsewhere: {}; a result must come from one "

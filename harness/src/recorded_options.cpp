@@ -35,6 +35,11 @@ constexpr Field kFields[] = {
     {"profile_dir", "--profile"},
     {"nproc", "--nproc"},
     {"oversubscribe", "--oversubscribe"},
+    {"model_file", "--model-file"},
+    {"allow_trace", "--allow-trace"},
+    {"model_input", "--model-input"},
+    {"model_classes", "--model-classes"},
+    {"jit_optimize", "--jit-optimize"},
 };
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
@@ -61,6 +66,29 @@ std::string whole_problem(const char* flag, std::int64_t value, OptionRange<std:
 
 }  // namespace
 
+std::vector<std::string> model_file_problems(const RunOptions& o) {
+  std::vector<std::string> out;
+  if (o.model_file.empty()) {
+    if (o.allow_trace) out.push_back("--allow-trace: applies to --model-file");
+    if (!o.model_input.empty()) out.push_back("--model-input: applies to --model-file");
+    if (o.model_classes != 0) out.push_back("--model-classes: applies to --model-file");
+    if (o.jit_optimize != "on") out.push_back("--jit-optimize: applies to --model-file");
+  } else if (!o.models.empty()) {
+    out.push_back("--model-file: the suites run on the file's model; give it or --model, not both");
+  }
+  static const std::regex kShape("[0-9]{1,6},[0-9]{1,6},[0-9]{1,6}");
+  if (!o.model_input.empty() && !std::regex_match(o.model_input, kShape)) {
+    out.push_back(
+        fmt::format("--model-input: '{}' is not C,H,W (whole numbers, e.g. 3,224,224)", abbreviated(o.model_input)));
+  }
+  if (auto p = whole_problem("--model-classes", o.model_classes, kModelClassesRange, true); !p.empty())
+    out.push_back(p);
+  if (o.jit_optimize != "on" && o.jit_optimize != "off") {
+    out.push_back(fmt::format("--jit-optimize: '{}' is not on or off", abbreviated(o.jit_optimize)));
+  }
+  return out;
+}
+
 nlohmann::json run_options_to_json(const RunOptions& o) {
   return {{"suites", o.suites},
           {"models", o.models},
@@ -75,6 +103,11 @@ nlohmann::json run_options_to_json(const RunOptions& o) {
           {"profile_dir", o.profile_dir},
           {"nproc", o.nproc},
           {"oversubscribe", o.oversubscribe},
+          {"model_file", o.model_file},
+          {"allow_trace", o.allow_trace},
+          {"model_input", o.model_input},
+          {"model_classes", o.model_classes},
+          {"jit_optimize", o.jit_optimize},
           {"suite_options", o.suite_options}};
 }
 
@@ -95,6 +128,12 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
     o.nproc = json_integer<int>(j, "nproc");
     o.oversubscribe = j.at("oversubscribe").get<bool>();
     o.suite_options = j.at("suite_options").get<SuiteOptionValues>();
+    // Since the model-file flags: a partial file written before them has none.
+    o.model_file = j.value("model_file", "");
+    o.allow_trace = j.value("allow_trace", false);
+    o.model_input = j.value("model_input", "");
+    o.model_classes = j.contains("model_classes") ? json_integer<std::int64_t>(j, "model_classes") : 0;
+    o.jit_optimize = j.value("jit_optimize", "on");
   } catch (const std::exception& e) {
     throw InputError(fmt::format("the run's options are damaged: {}", e.what()));
   }
@@ -123,6 +162,7 @@ std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptio
   add(real_problem("--threshold", o.threshold_pct, kThresholdPctRange, true));
   add(real_problem("--inject-slowdown", o.inject_slowdown_pct, kInjectSlowdownPctRange, false));
   if (o.out.empty()) add("--out: empty");
+  for (const auto& problem : model_file_problems(o)) add(problem);
   for (const auto& entry : o.suite_options) {
     const std::string& name = entry.first;  // named, not bound: a lambda captures it (clang 14)
     const std::string& value = entry.second;
@@ -167,6 +207,7 @@ MeasureSettings measure_settings_from(const RunOptions& o) {
   s.seed = o.seed;
   s.inject_slowdown_pct = o.inject_slowdown_pct;
   s.profile_dir = o.profile_dir;
+  if (!o.model_file.empty()) s.warmup_min_steps = std::max(s.warmup_min_steps, kModelFileWarmupMinSteps);
   return s;
 }
 

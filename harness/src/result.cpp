@@ -216,16 +216,18 @@ CaseResult case_from_json(const ojson& j) {
 
 ojson context_to_json(const RunContext& c) {
   ojson settings = ojson(nlohmann::json(c.settings));
-  return {{"tipbench_version", c.tipbench_version},
-          {"timestamp_utc", c.timestamp_utc},
-          {"hostname", c.hostname},
-          {"device", c.device},
-          {"fingerprint_slug", c.fingerprint_slug},
-          {"fingerprint", ojson(nlohmann::json(c.fingerprint))},
-          {"git", {{"sha", c.git.sha}, {"dirty", c.git.dirty}}},
-          {"argv", c.argv},
-          {"settings", settings},
-          {"warnings", c.warnings}};
+  ojson out = {{"tipbench_version", c.tipbench_version},
+               {"timestamp_utc", c.timestamp_utc},
+               {"hostname", c.hostname},
+               {"device", c.device},
+               {"fingerprint_slug", c.fingerprint_slug},
+               {"fingerprint", ojson(nlohmann::json(c.fingerprint))},
+               {"git", {{"sha", c.git.sha}, {"dirty", c.git.dirty}}},
+               {"argv", c.argv},
+               {"settings", settings},
+               {"warnings", c.warnings}};
+  if (!c.model_file.is_null()) out["model_file"] = ojson::parse(c.model_file.dump());
+  return out;
 }
 
 // Settings of a newer minor version may carry keys this reader does not know: they are ignored
@@ -252,6 +254,12 @@ RunContext context_from_json(const ojson& j) {
   c.argv = j.at("argv").get<std::vector<std::string>>();
   c.settings = settings_known_keys(j.at("settings"));
   c.warnings = j.at("warnings").get<std::vector<std::string>>();
+  if (j.contains("model_file")) {
+    c.model_file = nlohmann::json::parse(j.at("model_file").dump());
+    if (!c.model_file.is_object() || !c.model_file.contains("sha256") || !c.model_file.at("sha256").is_string()) {
+      throw std::invalid_argument("context.model_file has no sha256");
+    }
+  }
   return c;
 }
 

@@ -31,8 +31,8 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 ojson context_to_json(const SuiteContext& c) {
-  return {{"device", c.device.str()}, {"models", c.models}, {"batch_size", c.batch_size},
-          {"seed", c.seed},           {"quick", c.quick},   {"options", c.options}};
+  return {{"device", c.device.str()}, {"models", c.models},   {"batch_size", c.batch_size},      {"seed", c.seed},
+          {"quick", c.quick},         {"options", c.options}, {"process_setup", c.process_setup}};
 }
 
 SuiteContext context_from_json(const ojson& j) {
@@ -43,6 +43,7 @@ SuiteContext context_from_json(const ojson& j) {
   c.seed = j.at("seed").get<std::uint64_t>();
   c.quick = j.at("quick").get<bool>();
   c.options = j.at("options").get<SuiteOptionValues>();
+  c.process_setup = j.at("process_setup");
   return c;
 }
 
@@ -135,7 +136,8 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
   return outcome;
 }
 
-int serve_trial_request(const std::string& request_path, const std::string& response_path) {
+int serve_trial_request(const std::string& request_path, const std::string& response_path,
+                        const std::function<void(const nlohmann::json&)>& setup) {
   // A trial outliving its run would hold the device: die with the parent (SIGTERM and kill -9 of
   // the parent reach only the parent).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -146,6 +148,7 @@ int serve_trial_request(const std::string& request_path, const std::string& resp
     const Suite* suite = find_suite(req.at("suite").get<std::string>());
     if (suite == nullptr) throw std::runtime_error("unknown suite in trial request");
     const SuiteContext context = context_from_json(req.at("context"));
+    if (setup) setup(context.process_setup);
     const auto cases = suite->cases(context);
     const auto& c = cases.at(req.at("case_index").get<std::size_t>());
     const auto& arm = c.arms.at(req.at("arm_index").get<std::size_t>());

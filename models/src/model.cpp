@@ -1,6 +1,7 @@
 #include "tipbench/models/model.h"
 
-#include <functional>
+#include "model_registry.h"
+
 #include <stdexcept>
 
 #include "tipbench/models/resnet.h"
@@ -9,12 +10,6 @@
 
 namespace tipbench::models {
 namespace {
-
-struct Entry {
-  ModelInfo info;
-  // Called with options whose num_classes is resolved (never 0).
-  std::function<torch::nn::AnyModule(const ModelOptions&, int64_t image_size)> make;
-};
 
 torch::nn::AnyModule make_resnet(ResNetOptions o, const ModelOptions& options) {
   o.num_classes = options.num_classes;
@@ -31,9 +26,10 @@ torch::nn::AnyModule make_vit(ViTOptions o, const ModelOptions& options, int64_t
   return torch::nn::AnyModule(VisionTransformer(o));
 }
 
-// The one list of models: adding a model is one entry here.
-const std::vector<Entry>& registry() {
-  static const std::vector<Entry> entries = {
+// The one list of models: adding a reference model is one entry here (a model file registers
+// itself at run time: model_file.cpp).
+std::vector<ModelEntry>& registry() {
+  static std::vector<ModelEntry> entries = {
       {{"resnet18", "cnn", 224, 1000, "ResNet-18 (torchvision layout, BasicBlock, 11.7 M params)"},
        [](const ModelOptions& o, int64_t) { return make_resnet(ResNetOptions::resnet18(), o); }},
       {{"resnet34", "cnn", 224, 1000, "ResNet-34 (torchvision layout, BasicBlock, 21.8 M params)"},
@@ -56,7 +52,7 @@ const std::vector<Entry>& registry() {
   return entries;
 }
 
-const Entry& find(const std::string& name) {
+const ModelEntry& find(const std::string& name) {
   for (const auto& e : registry()) {
     if (e.info.name == name) return e;
   }
@@ -66,7 +62,7 @@ const Entry& find(const std::string& name) {
 }
 
 // Checks the options against the model and returns the image size to build for.
-int64_t validate(const Entry& e, const ModelOptions& o) {
+int64_t validate(const ModelEntry& e, const ModelOptions& o) {
   auto fail = [&](const std::string& what) {
     throw std::invalid_argument("invalid options for model '" + e.info.name + "': " + what);
   };
@@ -77,6 +73,19 @@ int64_t validate(const Entry& e, const ModelOptions& o) {
     fail("attention_dropout must be in [0, 1), got " + std::to_string(o.attention_dropout));
   }
   const int64_t size = o.image_size == 0 ? e.info.default_image_size : o.image_size;
+  if (e.info.family == "file") {  // a file is one model: its size, its classes, its code
+    if (size != e.info.default_image_size) {
+      fail("a model file is built for " + std::to_string(e.info.default_image_size) + " pixels, not " +
+           std::to_string(size));
+    }
+    if (o.num_classes != 0 && o.num_classes != e.info.default_num_classes) {
+      fail("a model file has " + std::to_string(e.info.default_num_classes) + " classes, not " +
+           std::to_string(o.num_classes));
+    }
+    if (o.conv_bias_before_bn || o.dropout != 0.0 || o.attention_dropout != 0.0) {
+      fail("a model file's code cannot be changed (conv bias, dropout)");
+    }
+  }
   if (e.info.family == "vit" && size % 16 != 0) {
     fail("ViT image_size must be a multiple of the patch size 16, got " + std::to_string(size));
   }
@@ -85,12 +94,20 @@ int64_t validate(const Entry& e, const ModelOptions& o) {
 
 }  // namespace
 
+void register_model(ModelEntry entry) {
+  for (const auto& e : registry()) {
+    if (e.info.name == entry.info.name) throw std::invalid_argument("model '" + e.info.name + "' exists already");
+  }
+  registry().push_back(std::move(entry));
+}
+
 const std::vector<ModelInfo>& available_models() {
-  static const std::vector<ModelInfo> infos = [] {
-    std::vector<ModelInfo> out;
-    for (const auto& e : registry()) out.push_back(e.info);
-    return out;
-  }();
+  // Rebuilt when a model file joined the registry (registration happens before any suite runs).
+  static std::vector<ModelInfo> infos;
+  if (infos.size() != registry().size()) {
+    infos.clear();
+    for (const auto& e : registry()) infos.push_back(e.info);
+  }
   return infos;
 }
 

@@ -2,6 +2,7 @@
 
 #include "loss_scaler.h"
 #include "step_policy.h"
+#include "tipbench/models/model_file.h"
 
 #include <torch/torch.h>
 
@@ -209,6 +210,12 @@ std::vector<std::string> models_to_run(const SuiteContext& context) {
 std::int64_t batch_size_for(const SuiteContext& context, const std::string& model) {
   if (context.batch_size > 0) return context.batch_size;
   const bool cuda = context.device.is_cuda();
+  if (const auto* file = models::model_file(model)) {  // a user's model: the built-ins' batch of its size
+    if (file->parameters <= 1'000'000) return cuda ? 256 : 32;
+    if (file->parameters <= 15'000'000) return cuda ? 256 : 8;
+    if (file->parameters <= 30'000'000) return cuda ? 128 : 4;
+    return cuda ? 64 : 2;
+  }
   if (model == "small_cnn") return cuda ? 256 : 32;
   if (model == "resnet18" || model == "resnet34" || model == "vit_ti_16") return cuda ? 256 : 8;
   if (model == "resnet50" || model == "vit_s_16") return cuda ? 128 : 4;
@@ -263,6 +270,11 @@ std::string model_family(const std::string& model) {
     if (info.name == model) return info.family;
   }
   return "";
+}
+
+std::optional<std::string> model_code_fixed(const std::string& model, const std::string& change) {
+  if (model_family(model) != "file") return std::nullopt;
+  return model + " is a model file, run as written: this tip " + change + ", which needs the model's code";
 }
 
 }  // namespace tipbench::suites

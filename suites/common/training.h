@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,8 @@ std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, co
 // The models a suite runs: the ones asked for, else the default for the device
 // (small_cnn on CPU; resnet18 for --quick and resnet50 otherwise on CUDA).
 std::vector<std::string> models_to_run(const SuiteContext& context);
-// The batch size asked for, else a default per model and device.
+// The batch size asked for, else a default per model and device (a model file: the batch of the
+// built-in models of its parameter count).
 std::int64_t batch_size_for(const SuiteContext& context, const std::string& model);
 // Case parameters shared by the training suites: {{"model", m}, {"batch", b}}. A suite whose arms
 // are slow on a CPU (16-bit float paths) passes quick_cpu_batch > 0: the batch of a --quick CPU
@@ -71,7 +73,11 @@ std::vector<CaseSpec> training_cases(const SuiteContext& context, const std::vec
                                      const std::vector<CaseAxis>& axes = {}, TrainingCaseOptions options = {});
 // The spec a training case describes (its model and batch parameters); arms then change one knob.
 TrainingSpec training_spec(const CaseSpec& c);
-// "cnn" or "vit" (from models::available_models()).
+// "cnn", "vit" or "file" (from models::available_models()).
 std::string model_family(const std::string& model);
+// Why an arm that changes the model's own code (`change`, e.g. "adds a bias to every convolution")
+// cannot run on `model`: a user's model file runs as written (docs/own-model.md). nullopt for a
+// reference model. Asked before the family checks, so the reason names the real cause.
+std::optional<std::string> model_code_fixed(const std::string& model, const std::string& change);
 
 }  // namespace tipbench::suites

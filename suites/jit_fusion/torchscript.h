@@ -1,5 +1,6 @@
-// TorchScript behind one door. TorchScript is deprecated since torch 2.11 and may leave a later
-// LibTorch; this is the only file that includes its headers, so the rest of the code asks here
+// TorchScript behind one door (for the suites; the models library's loader of a user's model file,
+// models/src/model_file.cpp, is the other). TorchScript is deprecated since torch 2.11 and may
+// leave a later LibTorch; this is the only suite file that includes its headers, so the rest asks here
 // whether it can be used and whether its tensor-expression fuser (NNC) fused a graph. Example:
 //   if (auto why = torchscript_unavailable_reason()) skip(*why);
 //   ScriptFunction gelu("def f(x):\n    return x * 0.5 * (1.0 + torch.erf(x / 1.41421))\n", "f");

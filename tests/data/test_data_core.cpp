@@ -8,6 +8,7 @@
 #include "tipbench/data/jpeg.h"
 #include "tipbench/data/loader_options.h"
 #include "tipbench/result.h"
+#include "tipbench/sha256.h"
 
 #include "scratch_dir.h"
 
@@ -80,11 +81,11 @@ TEST(DatasetGenerator, ManifestListsEveryFileWithLabelSizeAndChecksum) {
     EXPECT_EQ(f.path.substr(0, 8), "class_0" + std::to_string(f.label));  // ImageFolder: the directory is the class
     const std::string bytes = read_bytes(dir / f.path);
     EXPECT_EQ(static_cast<std::int64_t>(bytes.size()), f.bytes);
-    EXPECT_EQ(data::sha256_hex({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}), f.sha256);
+    EXPECT_EQ(tipbench::sha256_hex({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}), f.sha256);
     ++per_class[f.label];
   }
   for (int k = 0; k < spec.classes; ++k) EXPECT_EQ(per_class[k], spec.images / spec.classes) << "class " << k;
-  EXPECT_EQ(data::sha256_hex({}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(tipbench::sha256_hex({}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 TEST(DatasetGenerator, CompleteDatasetIsReusedUntouched) {

@@ -60,6 +60,7 @@ StoredBaseline describe(const Result& r, const std::string& path, const std::str
   StoredBaseline b{
       path, slug, name, r.context.timestamp_utc, r.context.git.sha, r.context.device, {}, r.context.fingerprint};
   for (const auto& s : r.suites) b.suites.push_back(s.name);
+  b.model_sha256 = model_sha256_of(r);
   return b;
 }
 
@@ -150,10 +151,19 @@ bool better(const StoredBaseline& b, const std::optional<StoredBaseline>& best,
   return b.timestamp_utc >= best->timestamp_utc;
 }
 
+bool of_model(const StoredBaseline& b, const std::optional<std::string>& model_sha256) {
+  return !model_sha256 || b.model_sha256 == *model_sha256;
+}
+
 }  // namespace
 
+std::string model_sha256_of(const Result& r) {
+  return r.context.model_file.is_object() ? r.context.model_file.value("sha256", "") : "";
+}
+
 std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug,
-                                            const std::vector<std::string>& suites) {
+                                            const std::vector<std::string>& suites,
+                                            const std::optional<std::string>& model_sha256) {
   if (auto why = slug_problem(slug)) throw InputError(*why);
   std::optional<StoredBaseline> best;
   const std::string slug_dir = dir + "/" + slug;
@@ -170,16 +180,17 @@ std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::s
       throw InputError(
           fmt::format("a stored baseline for {} is unreadable: {} (restore it from git or remove it)", slug, e.what()));
     }
-    if (better(b, best, suites)) best = std::move(b);
+    if (of_model(b, model_sha256) && better(b, best, suites)) best = std::move(b);
   }
   return best;
 }
 
 std::optional<StoredBaseline> find_baseline_for_hardware(const std::string& dir, const Fingerprint& fingerprint,
-                                                         const std::vector<std::string>& suites) {
+                                                         const std::vector<std::string>& suites,
+                                                         const std::optional<std::string>& model_sha256) {
   std::optional<StoredBaseline> best;
   for (auto& b : list_baselines(dir)) {
-    if (!same_hardware(b.fingerprint, fingerprint)) continue;
+    if (!same_hardware(b.fingerprint, fingerprint) || !of_model(b, model_sha256)) continue;
     if (better(b, best, suites)) best = std::move(b);
   }
   return best;

@@ -34,6 +34,12 @@ struct RunOptions {
   std::string profile_dir;         // --profile: Kineto traces per arm after its last trial ("": off)
   int nproc = 1;                   // > 1: launch this many local ranks (data_parallel)
   bool oversubscribe = false;      // CPU: allow more ranks than cores (up to kRanksPerCoreOversubscribed)
+  // A user's TorchScript model (docs/own-model.md): every suite runs on it instead of --model.
+  std::string model_file;           // "": none
+  bool allow_trace = false;         // accept a traced file
+  std::string model_input;          // "C,H,W" for a file without metadata ("": the file's)
+  std::int64_t model_classes = 0;   // K for a file without metadata (0: the file's)
+  std::string jit_optimize = "on";  // the TorchScript graph executor's optimisation: on or off
   // The options suites declare (Suite::options), every one with its value or its default.
   SuiteOptionValues suite_options;
   // Not measurement options: how this invocation behaves (never recorded, never compared).
@@ -58,6 +64,12 @@ inline constexpr OptionRange<std::int64_t> kBatchSizeRange{1, 1'000'000'000};
 inline constexpr OptionRange<std::int64_t> kNprocRange{1, 1024};
 inline constexpr OptionRange<double> kThresholdPctRange{0.01, 100.0};
 inline constexpr OptionRange<double> kInjectSlowdownPctRange{0.0, 1000.0};
+inline constexpr OptionRange<std::int64_t> kModelClassesRange{1, 1'000'000};
+
+// The warm-up of a run on a model file takes at least this many steps: TorchScript's profiling
+// executor profiles the first run (getNumProfiledRuns, 1), builds the optimised plan at the next,
+// and its default fusion strategy may specialise again for the next shapes it sees.
+inline constexpr int kModelFileWarmupMinSteps = 5;
 
 // What a recorded option may name: the suites, models and suite options of this build.
 struct RunOptionCatalogue {
@@ -71,6 +83,9 @@ RunOptions run_options_from_json(const nlohmann::json& j);  // throws InputError
 // Why these options could not have come from the command line (each problem as the flag's own
 // check words it); empty when they could.
 std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptionCatalogue& catalogue);
+// The model-file flags' own problems: one without --model-file, --model beside it, a malformed
+// --model-input or --jit-optimize (part of run_option_problems; the CLI asks before loading).
+std::vector<std::string> model_file_problems(const RunOptions& o);
 // "--blocks: 10 here, 8 in the partial run", per measurement option that differs, among the flags
 // in `typed` (as typed: "--blocks", "--bucket-mb"): a flag not given does not disagree.
 std::vector<std::string> run_option_differences(const RunOptions& here, const RunOptions& recorded,

@@ -46,6 +46,10 @@ struct SuiteContext {
   // The values of the options suites declare (Suite::options), by name; read them through the
   // declaration (SuiteOption::text/flag/number), which supplies the default.
   SuiteOptionValues options;
+  // What every process of the run does before it builds a workload, as the CLI did in its own (a
+  // model file to load and register: docs/own-model.md); a fresh-process trial's child repeats it.
+  // Opaque to the harness; null: nothing.
+  nlohmann::json process_setup;
 };
 
 // Which trial a workload is prepared for: its block (0, 1, ...; arms of one block share it, so a

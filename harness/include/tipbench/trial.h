@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,7 +35,10 @@ TrialOutcome run_trial_in_fresh_process(const std::string& self_executable, cons
                                         const MeasureSettings& settings, int block, int position,
                                         const std::map<std::string, std::string>& environment = {});
 
-// The child's side: reads the request, runs the trial, writes the response. Returns an exit code.
-int serve_trial_request(const std::string& request_path, const std::string& response_path);
+// The child's side: reads the request, calls `setup` with its context's process_setup (what the
+// parent did to its own process before planning, e.g. load a model file), runs the trial, writes
+// the response. Returns an exit code.
+int serve_trial_request(const std::string& request_path, const std::string& response_path,
+                        const std::function<void(const nlohmann::json&)>& setup);
 
 }  // namespace tipbench

@@ -23,7 +23,7 @@ struct ModelOptions {
 
 struct ModelInfo {
   std::string name;    // "resnet50"
-  std::string family;  // "cnn" or "vit"
+  std::string family;  // "cnn", "vit", or "file" (a user's model file: model_file.h)
   int64_t default_image_size;
   int64_t default_num_classes;  // ImageNet's 1000 for the torchvision models, CIFAR's 10 for small_cnn
   std::string description;      // one line

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "tipbench/fingerprint.h"
+#include "tipbench/result.h"
 
 #include <cstddef>
 #include <optional>
@@ -23,7 +24,11 @@ struct StoredBaseline {
   std::string device;
   std::vector<std::string> suites;
   Fingerprint fingerprint;
+  std::string model_sha256;  // the run's model file (`run --model-file`), "" for the reference models
 };
+
+// The SHA-256 of the model file a result trained, "" when it trained the reference models.
+std::string model_sha256_of(const Result& r);
 
 // Validates the run (readable, schema, no injected slowdown, a safe slug that its fingerprint
 // gives), then copies it byte for byte to <dir>/<slug>/<name>.json, atomically. An existing file
@@ -42,14 +47,18 @@ std::vector<StoredBaseline> list_baselines(const std::string& dir, std::vector<s
 // against a cuda_graphs baseline. Throws InputError for a bad slug (slug_problem), and naming the
 // file when one stored for this slug cannot be read (truncated, corrupt) or is not what its place
 // says (slug_identity_problem): never "none stored".
+// With model_sha256 (a run's model_sha256_of), only baselines of that very model qualify: results
+// of two model versions never gate each other.
 std::optional<StoredBaseline> find_baseline(const std::string& dir, const std::string& slug,
-                                            const std::vector<std::string>& suites = {});
+                                            const std::vector<std::string>& suites = {},
+                                            const std::optional<std::string>& model_sha256 = std::nullopt);
 
 // --across-software: the newest baseline of any slug whose hardware (GPUs, CPU) is this
 // fingerprint's, whatever its software, preferring those that hold every suite in `suites` as
 // find_baseline does; unreadable files are skipped (they cannot be matched).
 std::optional<StoredBaseline> find_baseline_for_hardware(const std::string& dir, const Fingerprint& fingerprint,
-                                                         const std::vector<std::string>& suites = {});
+                                                         const std::vector<std::string>& suites,
+                                                         const std::optional<std::string>& model_sha256 = {});
 
 inline constexpr std::size_t kMaxBaselineNameBytes = 100;
 inline constexpr std::size_t kMaxSlugBytes = 200;

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,7 +111,5 @@ DatasetCheck check_dataset(const std::string& dir);
 // $XDG_CACHE_HOME/tipbench/datasets/<slug>, else $HOME/.cache/tipbench/datasets/<slug>, else
 // /tmp/tipbench-<uid>/datasets/<slug>.
 std::string default_dataset_dir(const DatasetSpec& spec);
-
-std::string sha256_hex(std::span<const std::uint8_t> bytes);
 
 }  // namespace tipbench::data

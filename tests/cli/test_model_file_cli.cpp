@@ -1,0 +1,138 @@
+// `run --model-file` and `gate --base-model-file/--head-model-file` end to end with the real
+// binary on model files export_model.py wrote (tests/support/model_files.h): a run records the
+// file's identity, trains it in process and in fresh-process trials, and says why a tip that edits
+// the model cannot run; every bad file ends in one line and exit 2 with nothing written; the gate
+// pairs two versions of a model and refuses what cannot pair.
+#include "tipbench/exit_codes.h"
+#include "tipbench/recorded_options.h"
+#include "tipbench/result.h"
+
+#include "child_process.h"
+#include "model_files.h"
+#include "scratch_dir.h"
+#include "test_paths.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using tipbench::testing::fresh_scratch_dir;
+using tipbench::testing::model_files;
+using Outcome = tipbench::testing::ChildOutcome;
+
+Outcome tipbench_cmd(const fs::path& logs, std::vector<std::string> args) {
+  args.insert(args.begin(), TIPBENCH_BINARY);
+  return tipbench::testing::run_child(args, logs / "stdout.txt", logs / "stderr.txt");
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+class ModelFileCli : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(model_files().error.empty()) << model_files().error; }
+  static std::string file(const std::string& name) { return model_files().path(name); }
+};
+
+TEST_F(ModelFileCli, RunTrainsTheFilesModelAndRecordsItsIdentity) {
+  const auto dir = fresh_scratch_dir("model_file_cli_run");
+  const std::string out = (dir / "run.json").string();
+  // allocator runs every trial in a fresh process: the child loads the file too.
+  const auto o = tipbench_cmd(dir, {"run", "--model-file", file("tiny.pt"), "--suite", "zero_grad", "--suite",
+                                    "conv_bias", "--suite", "allocator", "--quick", "--blocks", "2", "--out", out});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto r = tipbench::read_result(out);
+  const auto& mf = r.context.model_file;
+  ASSERT_TRUE(mf.is_object());
+  EXPECT_EQ(mf.at("name"), "tiny_net");
+  EXPECT_EQ(mf.at("sha256").get<std::string>().size(), 64u);
+  EXPECT_EQ(mf.at("metadata").at("format"), "tipbench model file 1");
+  EXPECT_EQ(mf.at("executor").at("graph_optimize"), "true");
+  EXPECT_GE(r.context.settings.warmup_min_steps, tipbench::kModelFileWarmupMinSteps);
+  int ok = 0;
+  for (const auto& suite : r.suites) {
+    for (const auto& c : suite.cases) {
+      EXPECT_TRUE(has(c.name, "model:tiny_net")) << c.name;
+      for (const auto& arm : c.arms) {
+        if (suite.name == "conv_bias") {
+          EXPECT_EQ(arm.status, tipbench::ArmStatus::skipped) << arm.name;
+          EXPECT_TRUE(has(arm.reason, "is a model file, run as written")) << arm.reason;
+        } else {
+          EXPECT_EQ(arm.status, tipbench::ArmStatus::ok) << arm.name << ": " << arm.reason;
+          ok += arm.status == tipbench::ArmStatus::ok;
+        }
+      }
+    }
+  }
+  EXPECT_GE(ok, 4) << "zero_grad's two arms and the allocator's glibc and jemalloc";
+}
+
+TEST_F(ModelFileCli, BadFilesAndFlagsEndInOneLineAndExit2WithNothingWritten) {
+  const auto dir = fresh_scratch_dir("model_file_cli_bad");
+  const std::string out = (dir / "never.json").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--model-file", file("not_torchscript.pt")}, "not a TorchScript model"},
+      {{"--model-file", file("newer_torch.pt")}, "maximum supported version"},
+      {{"--model-file", file("custom_op.pt")}, "Unknown builtin op"},
+      {{"--model-file", file("traced.pt")}, "--allow-trace"},
+      {{"--model-file", file("no_metadata.pt")}, "--model-input"},
+      {{"--model-file", file("wrong_width.pt")}, "want logits"},
+      {{"--model-file", file("int_logits.pt")}, "floating point"},
+      {{"--model-file", file("grayscale.pt")}, "3-channel"},
+      {{"--model-file", file("tiny.pt"), "--model", "small_cnn"}, "not both"},
+      {{"--model-file", file("no_metadata.pt"), "--model-input", "3,32"}, "is not C,H,W"},
+      {{"--model-file", (dir / "missing.pt").string()}, "missing.pt"},
+      {{"--allow-trace"}, "applies to --model-file"},
+      {{"--jit-optimize", "off"}, "applies to --model-file"},
+  };
+  for (const auto& [flags, reason] : cases) {
+    std::vector<std::string> args{"run", "--suite", "zero_grad", "--quick", "--out", out};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto o = tipbench_cmd(dir, args);
+    SCOPED_TRACE(flags.back());
+    EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+    EXPECT_TRUE(has(o.err, reason)) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_FALSE(has(o.err, "terminate called") || has(o.err, "frame #")) << o.err;
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_FALSE(fs::exists(out + ".partial"));
+  }
+  // Without metadata, the flags say the shape; the name is the file's stem.
+  const auto o =
+      tipbench_cmd(dir, {"run", "--suite", "zero_grad", "--quick", "--blocks", "2", "--out", out, "--model-file",
+                         file("no_metadata.pt"), "--model-input", "3,32,32", "--model-classes", "10", "--dry-run"});
+  EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  EXPECT_TRUE(has(o.out, "model:no_metadata")) << o.out;
+}
+
+TEST_F(ModelFileCli, GatePairsTwoVersionsOfAModelAndRefusesWhatCannotPair) {
+  const auto dir = fresh_scratch_dir("model_file_cli_gate");
+  const auto gate = tipbench_cmd(dir, {"gate", "--base-model-file", file("tiny.pt"), "--head-model-file",
+                                       file("tiny_v2.pt"), "--suite", "zero_grad", "--blocks", "3", "--out-dir",
+                                       (dir / "session").string(), "--json", (dir / "gate.json").string()});
+  // A verdict (PASS, FAIL or INCONCLUSIVE on a noisy machine), never a usage or internal error.
+  EXPECT_TRUE(gate.code == 0 || gate.code == 1 || gate.code == 3) << gate.err;
+  EXPECT_TRUE(fs::exists(dir / "gate.json"));
+  const auto base = tipbench::read_result((dir / "session" / "base.json").string());
+  const auto head = tipbench::read_result((dir / "session" / "head.json").string());
+  EXPECT_NE(base.context.model_file.at("sha256"), head.context.model_file.at("sha256"));
+  EXPECT_EQ(base.suites.at(0).cases.at(0).name, head.suites.at(0).cases.at(0).name);
+
+  const auto names = tipbench_cmd(dir, {"gate", "--base-model-file", file("tiny.pt"), "--head-model-file",
+                                        file("other_name.pt"), "--suite", "zero_grad"});
+  EXPECT_EQ(names.code, tipbench::exit_code::usage) << names.err;
+  EXPECT_TRUE(has(names.err, "same --name")) << names.err;
+  const auto alone = tipbench_cmd(dir, {"gate", "--base-model-file", file("tiny.pt"), "--suite", "zero_grad"});
+  EXPECT_EQ(alone.code, tipbench::exit_code::usage) << alone.err;
+
+  // A stored baseline of one model never gates a run of another (here: of the other version).
+  const auto stored = tipbench_cmd(dir, {"gate", "--baseline", (dir / "session" / "base.json").string(), "--current",
+                                         (dir / "session" / "head.json").string(), "--no-rerun"});
+  EXPECT_EQ(stored.code, tipbench::exit_code::usage) << stored.err;
+  EXPECT_TRUE(has(stored.err, "different models never gate each other")) << stored.err;
+}
+
+}  // namespace

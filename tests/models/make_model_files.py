@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Model files for the `run --model-file` tests (tests/support/model_files.h), made as a user makes
+them: scripts/export_model.py on the factories below, plus the bad files a user could hand us.
+
+    python make_model_files.py SOURCE_DIR OUT_DIR
+
+Writes into OUT_DIR (then a file `done`):
+  tiny.pt, tiny_v2.pt   TinyNet exported as "tiny_net" (v2: other weights, same name)
+  other_name.pt         TinyNet exported as "other_net"
+  traced.pt             a model only tracing can export (--allow-trace)
+  no_metadata.pt        TinyNet saved by torch.jit.save alone, without tipbench's metadata
+  wrong_width.pt        metadata says 10 classes, the model returns 7
+  int_logits.pt         the forward returns integers
+  grayscale.pt          metadata input 1,28,28
+  custom_op.pt          calls an op this script defines; a C++ process lacks it
+  newer_torch.pt        tiny.pt with its archive version raised past this LibTorch's
+  not_torchscript.pt    a text file
+  tv_resnet18.pt        torchvision's ResNet-18 as "tv_resnet18", only when torchvision imports
+Exit 0, or 1 when a step fails (its output is printed).
+"""
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import torch
+from torch import nn
+
+# The export test's fixture models (tests/scripts/export_fixtures.py): TinyNet has BatchNorm and
+# dropout, so train and eval differ; Unscriptable only traces.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from export_fixtures import TinyNet, Unscriptable  # noqa: E402
+
+
+class IntLogits(TinyNet):
+    def forward(self, x):
+        return self.fc(x.mean(dim=(2, 3)).repeat(1, 3)[:, :8]).round().long()
+
+
+class Gray(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(28 * 28, 10)
+
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+
+
+def tiny_net():
+    torch.manual_seed(0)
+    return TinyNet()
+
+
+def tiny_net_v2():
+    torch.manual_seed(1)
+    return TinyNet()
+
+
+def unscriptable():
+    torch.manual_seed(0)
+    return Unscriptable()
+
+
+def gray():
+    torch.manual_seed(0)
+    return Gray()
+
+
+def tv_resnet18():
+    import torchvision
+    torch.manual_seed(0)
+    return torchvision.models.resnet18()
+
+
+def export(source_dir, out_dir, factory, out, *args):
+    cmd = [sys.executable, os.path.join(source_dir, "scripts", "export_model.py"), f"make_model_files:{factory}",
+           "-o", os.path.join(out_dir, out), *args]
+    here = os.path.dirname(os.path.abspath(__file__))
+    done = subprocess.run(cmd, cwd=here, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stdout}{done.stderr}")
+
+
+def save(module, path, metadata=None):
+    extra = {"tipbench.json": json.dumps(metadata)} if metadata else {}
+    torch.jit.save(torch.jit.script(module), path, _extra_files=extra)
+
+
+def metadata(name, shape, classes):
+    return {"format": "tipbench model file 1", "name": name, "input": shape, "classes": classes, "how": "script",
+            "factory": "make_model_files", "torch_version": torch.__version__, "parameters": 0}
+
+
+def raise_archive_version(src, dst):
+    """A copy of a TorchScript zip whose `version` record is far past any LibTorch's."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.endswith("/version") or item.filename.endswith("/.data/version"):
+                data = b"1000\n"
+            zout.writestr(item, data)
+
+
+def main(source_dir, out_dir):
+    import warnings
+    warnings.simplefilter("ignore")  # TorchScript's deprecation warnings
+    os.makedirs(out_dir, exist_ok=True)
+    j = lambda name: os.path.join(out_dir, name)
+    export(source_dir, out_dir, "tiny_net", "tiny.pt", "--input", "3,32,32", "--classes", "10", "--name", "tiny_net")
+    export(source_dir, out_dir, "tiny_net_v2", "tiny_v2.pt", "--input", "3,32,32", "--classes", "10",
+           "--name", "tiny_net")
+    export(source_dir, out_dir, "tiny_net", "other_name.pt", "--input", "3,32,32", "--classes", "10",
+           "--name", "other_net")
+    export(source_dir, out_dir, "unscriptable", "traced.pt", "--input", "3,32,32", "--classes", "10",
+           "--name", "traced_net", "--allow-trace")
+    save(tiny_net(), j("no_metadata.pt"))
+    save(TinyNet(classes=7), j("wrong_width.pt"), metadata("wrong_width", [3, 32, 32], 10))
+    save(IntLogits(), j("int_logits.pt"), metadata("int_logits", [3, 32, 32], 10))
+    save(gray(), j("grayscale.pt"), metadata("grayscale", [1, 28, 28], 10))
+
+    torch.library.define("tipbench_test::twice", "(Tensor x) -> Tensor")
+    torch.library.impl("tipbench_test::twice", "CompositeExplicitAutograd")(lambda x: x * 2)
+
+    class CustomOp(TinyNet):
+        def forward(self, x):
+            x = torch.relu(self.bn(self.conv(x)))
+            return torch.ops.tipbench_test.twice(self.fc(self.drop(x.mean(dim=(2, 3)))))
+
+    save(CustomOp(), j("custom_op.pt"), metadata("custom_op", [3, 32, 32], 10))
+    raise_archive_version(j("tiny.pt"), j("newer_torch.pt"))
+    with open(j("not_torchscript.pt"), "w") as f:
+        f.write("this is not a TorchScript file\n")
+    try:
+        import torchvision  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        export(source_dir, out_dir, "tv_resnet18", "tv_resnet18.pt", "--input", "3,224,224", "--classes", "1000",
+               "--name", "tv_resnet18")
+    open(j("done"), "w").close()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
