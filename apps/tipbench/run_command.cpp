@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -57,6 +58,8 @@ std::optional<int> read_start(RunOptions& o, const std::set<std::string>& typed,
   start.device = resolve_device(o.device, error);
   if (!start.device) return usage_error(error);
   if (const auto problems = model_file_problems(o); !problems.empty()) return usage_error(problems.front());
+  // Recorded absolute, so that `--resume` from another folder finds the same file.
+  if (!o.model_file.empty()) o.model_file = std::filesystem::absolute(o.model_file).string();
   try {
     start.model_file = apply_process_setup(model_file_setup(o));
   } catch (const InputError& e) {
