@@ -9,11 +9,14 @@
 
 #include "child_process.h"
 #include "model_files.h"
+#include "running_child.h"
 #include "scratch_dir.h"
 #include "test_paths.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -106,6 +109,35 @@ TEST_F(ModelFileCli, BadFilesAndFlagsEndInOneLineAndExit2WithNothingWritten) {
                          file("no_metadata.pt"), "--model-input", "3,32,32", "--model-classes", "10", "--dry-run"});
   EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
   EXPECT_TRUE(has(o.out, "model:no_metadata")) << o.out;
+}
+
+// An interrupted run on a model file resumes on that file only: the same bytes finish it, another
+// version of the file at the same path is refused, naming both hashes.
+TEST_F(ModelFileCli, ResumeFinishesOnTheSameFileAndRefusesAnotherVersion) {
+  const auto dir = fresh_scratch_dir("model_file_cli_resume");
+  const auto model = dir / "net.pt";
+  fs::copy_file(file("tiny.pt"), model);
+  const std::string out = (dir / "r.json").string();
+  auto interrupt = [&](const std::string& logs) {
+    fs::create_directories(dir / logs);
+    tipbench::testing::RunningChild child({TIPBENCH_BINARY, "run", "--model-file", model.string(), "--suite",
+                                           "zero_grad", "--suite", "sync", "--quick", "--out", out},
+                                          dir / logs);
+    ASSERT_TRUE(child.wait_for_file(out + ".partial", std::chrono::seconds(300))) << child.describe();
+    ASSERT_EQ(::kill(child.pid(), SIGINT), 0);
+    ASSERT_TRUE(child.wait(std::chrono::seconds(60))) << child.describe();
+  };
+  interrupt("first");
+  fs::copy_file(file("tiny_v2.pt"), model, fs::copy_options::overwrite_existing);
+  const auto refused = tipbench_cmd(dir, {"run", "--resume", out + ".partial"});
+  EXPECT_EQ(refused.code, tipbench::exit_code::usage) << refused.err;
+  EXPECT_TRUE(has(refused.err, "model file sha256")) << refused.err;
+  EXPECT_TRUE(fs::exists(out + ".partial")) << "the kept case is not lost";
+
+  fs::copy_file(file("tiny.pt"), model, fs::copy_options::overwrite_existing);
+  const auto resumed = tipbench_cmd(dir, {"run", "--resume", out + ".partial"});
+  ASSERT_EQ(resumed.code, tipbench::exit_code::ok) << resumed.err;
+  EXPECT_EQ(tipbench::read_result(out).suites.size(), 2u);
 }
 
 TEST_F(ModelFileCli, GatePairsTwoVersionsOfAModelAndRefusesWhatCannotPair) {
