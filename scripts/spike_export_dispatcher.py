@@ -72,42 +72,47 @@ def run(name, model, size, dtype):
     print("  ops:", ", ".join(o.replace("aten.", "") for o in ops))
     return ep, params, buffers2, x, labels
 
-for name, make, size in [("small_cnn", SmallCNN, 32), ("resnet18", torchvision.models.resnet18, 224)]:
-    run(name, make(), size, torch.float64)
-# step time, float32 CPU, interleaved: eager forward+backward vs interpreted
-torch.set_num_threads(2)
-for name, make, size, batch in [("small_cnn", SmallCNN, 32, 32), ("resnet18", torchvision.models.resnet18, 224, 8)]:
-    torch.manual_seed(0)
-    model = make().train()
-    x = torch.randn(batch, 3, size, size)
-    labels = torch.randint(10, (batch,))
-    ep = torch.export.export(model, (x,))
-    params = {k: v.detach().clone().requires_grad_(True) for k, v in model.named_parameters()}
-    buffers = {k: v.detach().clone() for k, v in model.named_buffers()}
-    scripted = torch.jit.script(make().train())
-    scripted.load_state_dict(model.state_dict())
-    def eager():
-        model.zero_grad(set_to_none=True)
-        nn.functional.cross_entropy(model(x), labels).backward()
-    def script():  # TorchScript's profiling executor: what `run --model-file` trains
-        scripted.zero_grad(set_to_none=True)
-        nn.functional.cross_entropy(scripted(x), labels).backward()
-    def interp():
-        for p in params.values(): p.grad = None
-        outs, _ = interpret(ep, params, buffers, x)
-        nn.functional.cross_entropy(outs[0], labels).backward()
-    arms = (("eager", eager), ("interp", interp), ("script", script))
-    for _, f in arms:
-        for _ in range(5): f()  # the script's executor profiles, then optimises
-    t = {label: [] for label, _ in arms}
-    for block in range(7):
-        for label, f in arms:
-            t0 = time.perf_counter(); f(); t0 = time.perf_counter() - t0
-            t[label].append(t0)
-    for label in ("interp", "script"):
-        ratios = [b / a for a, b in zip(t["eager"], t[label])]
-        print(f"{name} b{batch} float32 CPU: {label} {statistics.median(t[label])*1e3:.1f} ms vs eager "
-              f"{statistics.median(t['eager'])*1e3:.1f} ms: ratio median {statistics.median(ratios):.3f} "
-              f"[{min(ratios):.3f}, {max(ratios):.3f}] over 7 interleaved blocks")
-    train_flags = {n.args[5] for n in ep.graph.nodes if n.op == "call_function" and "batch_norm" in str(n.target)}
-    print(f"  batch_norm's training argument in the exported graph: {train_flags} (baked in at export)")
+def main():
+    for name, make, size in [("small_cnn", SmallCNN, 32), ("resnet18", torchvision.models.resnet18, 224)]:
+        run(name, make(), size, torch.float64)
+    # step time, float32 CPU, interleaved: eager forward+backward vs interpreted
+    torch.set_num_threads(2)
+    for name, make, size, batch in [("small_cnn", SmallCNN, 32, 32), ("resnet18", torchvision.models.resnet18, 224, 8)]:
+        torch.manual_seed(0)
+        model = make().train()
+        x = torch.randn(batch, 3, size, size)
+        labels = torch.randint(10, (batch,))
+        ep = torch.export.export(model, (x,))
+        params = {k: v.detach().clone().requires_grad_(True) for k, v in model.named_parameters()}
+        buffers = {k: v.detach().clone() for k, v in model.named_buffers()}
+        scripted = torch.jit.script(make().train())
+        scripted.load_state_dict(model.state_dict())
+        def eager():
+            model.zero_grad(set_to_none=True)
+            nn.functional.cross_entropy(model(x), labels).backward()
+        def script():  # TorchScript's profiling executor: what `run --model-file` trains
+            scripted.zero_grad(set_to_none=True)
+            nn.functional.cross_entropy(scripted(x), labels).backward()
+        def interp():
+            for p in params.values(): p.grad = None
+            outs, _ = interpret(ep, params, buffers, x)
+            nn.functional.cross_entropy(outs[0], labels).backward()
+        arms = (("eager", eager), ("interp", interp), ("script", script))
+        for _, f in arms:
+            for _ in range(5): f()  # the script's executor profiles, then optimises
+        t = {label: [] for label, _ in arms}
+        for block in range(7):
+            for label, f in arms:
+                t0 = time.perf_counter(); f(); t0 = time.perf_counter() - t0
+                t[label].append(t0)
+        for label in ("interp", "script"):
+            ratios = [b / a for a, b in zip(t["eager"], t[label])]
+            print(f"{name} b{batch} float32 CPU: {label} {statistics.median(t[label])*1e3:.1f} ms vs eager "
+                  f"{statistics.median(t['eager'])*1e3:.1f} ms: ratio median {statistics.median(ratios):.3f} "
+                  f"[{min(ratios):.3f}, {max(ratios):.3f}] over 7 interleaved blocks")
+        train_flags = {n.args[5] for n in ep.graph.nodes if n.op == "call_function" and "batch_norm" in str(n.target)}
+        print(f"  batch_norm's training argument in the exported graph: {train_flags} (baked in at export)")
+
+
+if __name__ == "__main__":
+    main()

@@ -5,18 +5,11 @@ their eager reference (input, labels, logits, every parameter's grad: *_ref.pt),
 resnet18_f32.pt2 (float32, batch 8) for the step-time comparison."""
 import warnings; warnings.simplefilter("ignore")
 import torch, torchvision
-from torch import nn
-class SmallCNN(nn.Module):
-    def __init__(self):
-        super().__init__()
-        chans = [3, 32, 64, 128, 256]
-        layers = []
-        for a, b in zip(chans, chans[1:]):
-            layers += [nn.Conv2d(a, b, 3, 2, 1, bias=False), nn.BatchNorm2d(b), nn.ReLU(inplace=True)]
-        self.features = nn.Sequential(*layers)
-        self.fc = nn.Linear(256, 10)
-    def forward(self, x):
-        return self.fc(self.features(x).mean(dim=(2, 3)))
+import os
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from spike_export_dispatcher import SmallCNN  # noqa: E402  the Python spike's small CNN
+
 for name, make, size, classes in [("small_cnn", SmallCNN, 32, 10), ("resnet18", torchvision.models.resnet18, 224, 1000)]:
     torch.manual_seed(0)
     m = make().double().train()
