@@ -17,6 +17,10 @@ std::string_view trim_right(std::string_view s) {
 }  // namespace
 
 std::string summarize_error_text(std::string_view text) {
+  // TorchScript's messages start with a newline ("\nUnknown builtin op: ..."): skip blank lines.
+  const auto start = text.find_first_not_of("\n\r \t");
+  if (start == std::string_view::npos) return "";
+  text.remove_prefix(start);
   std::string out(trim_right(first_line(text)));
   constexpr std::string_view kRaised = "Exception raised from ";
   constexpr std::string_view kCallFirst = " (most recent call first):";

@@ -2,6 +2,7 @@
 
 #include "model_registry.h"
 #include "scripted_model.h"
+#include "tipbench/error_text.h"
 #include "tipbench/sha256.h"
 
 #include <torch/csrc/jit/codegen/fuser/interface.h>
@@ -41,11 +42,8 @@ std::mutex& registration_mutex() {
   return m;
 }
 
-// The first line with text (LibTorch's messages may start with a newline).
-std::string first_line(const std::string& text) {
-  const auto start = text.find_first_not_of("\n ");
-  if (start == std::string::npos) return "";
-  return text.substr(start, text.find('\n', start) - start);
+std::string sha256_of(const std::string& bytes) {
+  return sha256_hex({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) { return fmt::format("{}", fmt::join(shape, ",")); }
@@ -125,7 +123,7 @@ void check_forward(const std::shared_ptr<const std::string>& bytes, ModelFile& f
   try {
     logits = model->forward(torch::zeros({2, f.input[0], f.input[1], f.input[2]}));
   } catch (const std::exception& e) {
-    throw ModelFileError(f.path + ": its forward fails on [2," + shape_text(f.input) + "]: " + first_line(e.what()));
+    throw ModelFileError(f.path + ": its forward fails on [2," + shape_text(f.input) + "]: " + error_summary(e));
   }
   if (logits.dim() != 2 || logits.size(0) != 2 || logits.size(1) != f.classes) {
     throw ModelFileError(f.path + ": its forward returns " + shape_text(logits.sizes().vec()) + "; want logits [2," +
@@ -139,17 +137,18 @@ void check_forward(const std::shared_ptr<const std::string>& bytes, ModelFile& f
 }
 
 // Every check of use_model_file but the name's uniqueness among registered files.
-ModelFile checked(const ModelFileRequest& request, const std::shared_ptr<const std::string>& bytes) {
+ModelFile checked(const ModelFileRequest& request, const std::shared_ptr<const std::string>& bytes,
+                  const std::string& sha256) {
   ModelFile f;
   f.path = request.path;
-  f.sha256 = sha256_hex({reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()});
+  f.sha256 = sha256;
   std::unordered_map<std::string, std::string> extra{{kMetadataFile, ""}};
   try {
     (void)load_script(*bytes, &extra);
   } catch (const std::exception& e) {
     // Not a TorchScript archive, one saved by a newer torch, or one calling an op this process
     // lacks (a custom op library not loaded): LibTorch's first line says which.
-    const std::string why = first_line(e.what());
+    const std::string why = error_summary(e);
     const bool custom_op = why.find("Unknown builtin op") != std::string::npos;
     throw ModelFileError(
         f.path + ": not a TorchScript model this LibTorch " + TORCH_VERSION + " can load: " + why +
@@ -163,16 +162,19 @@ ModelFile checked(const ModelFileRequest& request, const std::shared_ptr<const s
 
 }  // namespace
 
-ModelFile inspect_model_file(const ModelFileRequest& request) { return checked(request, read_bytes(request.path)); }
+ModelFile inspect_model_file(const ModelFileRequest& request) {
+  const auto bytes = read_bytes(request.path);
+  return checked(request, bytes, sha256_of(*bytes));
+}
 
 const ModelFile& use_model_file(const ModelFileRequest& request) {
   std::lock_guard lock(registration_mutex());
   const auto bytes = read_bytes(request.path);
-  const std::string sha256 = sha256_hex({reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()});
+  const std::string sha256 = sha256_of(*bytes);  // hashed once: the lookup and the identity
   for (const auto& r : registered()) {
     if (r.file.sha256 == sha256) return r.file;
   }
-  const ModelFile f = checked(request, bytes);
+  const ModelFile f = checked(request, bytes, sha256);
   register_model({{f.name, "file", f.input[1], f.classes,
                    "model file " + f.path + " (sha256 " + f.sha256.substr(0, 12) + ", " + std::to_string(f.parameters) +
                        " params)"},

@@ -41,6 +41,13 @@ TEST(ErrorText, AnEnforceFailureAlreadyNamesItsPlaceOnTheFirstLine) {
   EXPECT_NE(summary.find("12288000000 bytes"), std::string::npos);
 }
 
+// TorchScript's errors start with a newline; the summary is their first line with text.
+TEST(ErrorText, LeadingBlankLinesAreSkipped) {
+  EXPECT_EQ(summarize_error_text("\nUnknown builtin op: ns::op.\nCould not find any similar ops"),
+            "Unknown builtin op: ns::op.");
+  EXPECT_EQ(summarize_error_text("\n \n"), "");
+}
+
 TEST(ErrorText, TrailingSpaceAndCarriageReturnsAreTrimmed) {
   EXPECT_EQ(summarize_error_text("broken pipe \r\nmore"), "broken pipe");
 }

@@ -11,7 +11,7 @@
 
 namespace tipbench {
 
-// The first line of a message, plus " (raised from FUNC at FILE:LINE)" when a later line is c10's
+// The first line with text of a message, plus " (raised from FUNC at FILE:LINE)" when a later line is c10's
 // "Exception raised from FUNC at FILE:LINE (most recent call first):". Works on text that crossed
 // a process boundary too (fresh-process trials, ranks).
 std::string summarize_error_text(std::string_view text);
