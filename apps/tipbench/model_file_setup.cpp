@@ -51,7 +51,8 @@ nlohmann::json model_file_record(const models::ModelFile& file) {
                         {"classes", file.classes},
                         {"how", file.how},
                         {"parameters", file.parameters},
-                        {"executor", models::script_executor_settings()}};
+                        {"format", file.format},
+                        {"executor", file.program.empty() ? models::script_executor_settings() : file.program}};
   if (!file.warning.empty()) out["warning"] = file.warning;
   out["metadata"] = file.metadata.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(file.metadata);
   return out;

@@ -168,7 +168,8 @@ void add_selection_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
                  "Reference model (repeatable); default: small_cnn on CPU, resnet50 on CUDA (resnet18 with --quick)")
       ->check(CLI::IsMember(model_names()));
   sub.add_option("--model-file", o->model_file,
-                 "Your own model: a TorchScript file scripts/export_model.py wrote; every suite whose tip applies "
+                 "Your own model: a TorchScript (.pt) or torch.export (.pt2) file scripts/export_model.py wrote; every "
+                 "suite whose tip applies "
                  "runs on it instead of --model, the others say why not (docs/own-model.md)")
       ->check(not_a_flag() & CLI::ExistingFile);
   sub.add_flag("--allow-trace", o->allow_trace,

@@ -1,5 +1,6 @@
 #include "tipbench/models/model_file.h"
 
+#include "exported_model.h"
 #include "model_registry.h"
 #include "scripted_model.h"
 #include "tipbench/error_text.h"
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -27,9 +29,12 @@ namespace {
 constexpr const char* kMetadataFile = "tipbench.json";  // scripts/export_model.py's METADATA_FILE
 constexpr const char* kFormat = "tipbench model file 1";
 
+// A fresh module of the file's model (a fresh copy of its weights) per call.
+using ModelMaker = std::function<torch::nn::AnyModule()>;
+
 struct Registered {
   ModelFile file;
-  std::shared_ptr<const std::string> bytes;
+  ModelMaker make;
 };
 
 std::vector<Registered>& registered() {
@@ -115,13 +120,13 @@ void check_request(const ModelFileRequest& request, ModelFile& f) {
 }
 
 // A forward of two zero images in eval mode: the contract's logits [2, K], floating point.
-void check_forward(const std::shared_ptr<const std::string>& bytes, ModelFile& f) {
-  ScriptedModel model(bytes);
-  model->eval();
+void check_forward(const ModelMaker& make, ModelFile& f) {
+  torch::nn::AnyModule model = make();
+  model.ptr()->eval();
   torch::NoGradGuard no_grad;
   torch::Tensor logits;
   try {
-    logits = model->forward(torch::zeros({2, f.input[0], f.input[1], f.input[2]}));
+    logits = model.forward(torch::zeros({2, f.input[0], f.input[1], f.input[2]}));
   } catch (const std::exception& e) {
     throw ModelFileError(f.path + ": its forward fails on [2," + shape_text(f.input) + "]: " + error_summary(e));
   }
@@ -133,15 +138,11 @@ void check_forward(const std::shared_ptr<const std::string>& bytes, ModelFile& f
     throw ModelFileError(f.path + ": its logits are " + std::string(c10::toString(logits.scalar_type())) +
                          "; want floating point");
   }
-  f.parameters = count_parameters(*model);
+  f.parameters = count_parameters(*model.ptr());
 }
 
-// Every check of use_model_file but the name's uniqueness among registered files.
-ModelFile checked(const ModelFileRequest& request, const std::shared_ptr<const std::string>& bytes,
-                  const std::string& sha256) {
-  ModelFile f;
-  f.path = request.path;
-  f.sha256 = sha256;
+// A TorchScript file: its module is reloaded from the bytes for every copy.
+ModelMaker open_script(const std::shared_ptr<const std::string>& bytes, ModelFile& f, std::string& metadata) {
   std::unordered_map<std::string, std::string> extra{{kMetadataFile, ""}};
   try {
     (void)load_script(*bytes, &extra);
@@ -154,9 +155,40 @@ ModelFile checked(const ModelFileRequest& request, const std::shared_ptr<const s
         f.path + ": not a TorchScript model this LibTorch " + TORCH_VERSION + " can load: " + why +
         (custom_op ? " (a custom op: tipbench loads no op libraries; export the model without it)" : ""));
   }
-  read_metadata(extra.at(kMetadataFile), request, f);
+  f.format = "torchscript";
+  metadata = extra.at(kMetadataFile);
+  return [bytes] { return torch::nn::AnyModule(ScriptedModel(bytes)); };
+}
+
+// A torch.export archive: read and prepared once, its tensors copied for every module.
+ModelMaker open_exported(const std::string& bytes, ModelFile& f, std::string& metadata) {
+  std::shared_ptr<const ExportedArchive> archive;
+  try {
+    archive = read_exported_archive(bytes);
+  } catch (const ExportedProgramError& e) {
+    throw ModelFileError(f.path + ": not a torch.export program tipbench can train: " + e.what());
+  }
+  f.format = "pt2";
+  f.program = {{"runner", "c10::Dispatcher, op by op, autograd on (tipbench)"},
+               {"schema_version", archive->schema_version},
+               {"exported_with_torch", archive->torch_version},
+               {"train_ops", std::to_string(archive->train->ops())},
+               {"eval_ops", std::to_string(archive->eval->ops())}};
+  metadata = archive->metadata;
+  return [archive] { return torch::nn::AnyModule(ExportedModel(archive)); };
+}
+
+// Every check of use_model_file but the name's uniqueness among registered files.
+ModelFile checked(const ModelFileRequest& request, const std::shared_ptr<const std::string>& bytes,
+                  const std::string& sha256, ModelMaker& make) {
+  ModelFile f;
+  f.path = request.path;
+  f.sha256 = sha256;
+  std::string metadata;
+  make = is_exported_archive(*bytes) ? open_exported(*bytes, f, metadata) : open_script(bytes, f, metadata);
+  read_metadata(metadata, request, f);
   check_request(request, f);
-  check_forward(bytes, f);
+  check_forward(make, f);
   return f;
 }
 
@@ -164,7 +196,8 @@ ModelFile checked(const ModelFileRequest& request, const std::shared_ptr<const s
 
 ModelFile inspect_model_file(const ModelFileRequest& request) {
   const auto bytes = read_bytes(request.path);
-  return checked(request, bytes, sha256_of(*bytes));
+  ModelMaker make;
+  return checked(request, bytes, sha256_of(*bytes), make);
 }
 
 const ModelFile& use_model_file(const ModelFileRequest& request) {
@@ -174,12 +207,13 @@ const ModelFile& use_model_file(const ModelFileRequest& request) {
   for (const auto& r : registered()) {
     if (r.file.sha256 == sha256) return r.file;
   }
-  const ModelFile f = checked(request, bytes, sha256);
+  ModelMaker make;
+  const ModelFile f = checked(request, bytes, sha256, make);
   register_model({{f.name, "file", f.input[1], f.classes,
                    "model file " + f.path + " (sha256 " + f.sha256.substr(0, 12) + ", " + std::to_string(f.parameters) +
                        " params)"},
-                  [bytes](const ModelOptions&, int64_t) { return torch::nn::AnyModule(ScriptedModel(bytes)); }});
-  registered().push_back({f, bytes});
+                  [make](const ModelOptions&, int64_t) { return make(); }});
+  registered().push_back({f, make});
   return registered().back().file;
 }
 

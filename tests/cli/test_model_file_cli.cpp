@@ -73,6 +73,32 @@ TEST_F(ModelFileCli, RunTrainsTheFilesModelAndRecordsItsIdentity) {
   EXPECT_GE(ok, 4) << "zero_grad's two arms and the allocator's glibc and jemalloc";
 }
 
+// A .pt2 runs like a TorchScript file, in the run's process and in a fresh trial process; the
+// result names its format and runner.
+TEST_F(ModelFileCli, RunTrainsATorchExportArchive) {
+  const auto dir = fresh_scratch_dir("model_file_cli_pt2");
+  const std::string out = (dir / "run.json").string();
+  const auto o = tipbench_cmd(dir, {"run", "--model-file", file("tiny.pt2"), "--suite", "zero_grad", "--suite",
+                                    "allocator", "--quick", "--blocks", "2", "--out", out});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto r = tipbench::read_result(out);
+  const auto& mf = r.context.model_file;
+  EXPECT_EQ(mf.at("name"), "tiny_pt2");
+  EXPECT_EQ(mf.at("format"), "pt2");
+  EXPECT_EQ(mf.at("how"), "export");
+  EXPECT_TRUE(has(mf.at("executor").at("runner").get<std::string>(), "c10::Dispatcher")) << mf.dump();
+  int ok = 0;
+  for (const auto& suite : r.suites) {
+    for (const auto& c : suite.cases) {
+      for (const auto& arm : c.arms) {
+        EXPECT_EQ(arm.status, tipbench::ArmStatus::ok) << c.name << " " << arm.name << ": " << arm.reason;
+        ok += arm.status == tipbench::ArmStatus::ok;
+      }
+    }
+  }
+  EXPECT_GE(ok, 4) << "zero_grad's two arms and the allocator's glibc and jemalloc";
+}
+
 TEST_F(ModelFileCli, BadFilesAndFlagsEndInOneLineAndExit2WithNothingWritten) {
   const auto dir = fresh_scratch_dir("model_file_cli_bad");
   const std::string out = (dir / "never.json").string();

@@ -16,6 +16,14 @@ Writes into OUT_DIR (then a file `done`):
   newer_torch.pt        tiny.pt with its archive version raised past this LibTorch's
   not_torchscript.pt    a text file
   tv_resnet18.pt        torchvision's ResNet-18 as "tv_resnet18", only when torchvision imports
+  tiny.pt2              TinyNet exported with --format pt2 as "tiny_pt2" (train and eval programs)
+  tiny_pt2_ref.pt       its eager float64 reference: input, labels, eval logits, then one training
+                        step's logits and gradients (dropout drawn after torch.manual_seed(123))
+  vit.pt2, vit_ref.pt   a 2-layer torchvision ViT as "tiny_vit" (size arithmetic on the dynamic
+                        batch, attention) and its reference, only when torchvision imports
+  one_program.pt2       TinyNet by torch.export.save alone: one program, no eval graph
+  newer_schema.pt2      tiny.pt2 with its graphs' schema version raised to 99.0
+  custom_op.pt2         a program calling an op this script defines; a C++ process lacks it
 Exit 0, or 1 when a step fails (its output is printed).
 """
 import json
@@ -73,6 +81,47 @@ def tv_resnet18():
     return torchvision.models.resnet18()
 
 
+def tiny_vit():
+    from torchvision.models.vision_transformer import VisionTransformer
+    torch.manual_seed(0)
+    return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
+                             num_classes=10)
+
+
+def eager_reference(factory, path, batch=4, size=32, classes=10):
+    """What the .pt2 tests compare with: the eager model in float64, eval logits of the fresh model,
+    then one training step (dropout drawn after torch.manual_seed(123)) and its gradients."""
+    model = factory().double()
+    torch.manual_seed(7)
+    x = torch.randn(batch, 3, size, size, dtype=torch.float64)
+    labels = torch.randint(classes, (batch,))
+    with torch.no_grad():
+        eval_logits = model.eval()(x)
+    model.train()
+    torch.manual_seed(123)
+    logits = model(x)
+    nn.functional.cross_entropy(logits, labels).backward()
+    ref = {"input": x, "labels": labels, "eval_logits": eval_logits, "logits": logits.detach()}
+    for name, p in model.named_parameters():
+        ref["grad." + name] = p.grad
+    torch.save(ref, path)
+
+
+def replace_in_archive(src, dst, edit):
+    """A copy of a zip with edit(name, bytes) applied to every record."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for item in zin.infolist():
+            zout.writestr(item, edit(item.filename, zin.read(item.filename)))
+
+
+def raise_schema_version(name, data):
+    if not name.endswith((".json",)) or "/models/" not in name:
+        return data
+    model = json.loads(data)
+    model["schema_version"] = {"major": 99, "minor": 0}
+    return json.dumps(model).encode()
+
+
 def export(source_dir, out_dir, factory, out, *args):
     cmd = [sys.executable, os.path.join(source_dir, "scripts", "export_model.py"), f"make_model_files:{factory}",
            "-o", os.path.join(out_dir, out), *args]
@@ -94,12 +143,7 @@ def metadata(name, shape, classes):
 
 def raise_archive_version(src, dst):
     """A copy of a TorchScript zip whose `version` record is far past any LibTorch's."""
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
-        for item in zin.infolist():
-            data = zin.read(item.filename)
-            if item.filename.endswith("/version") or item.filename.endswith("/.data/version"):
-                data = b"1000\n"
-            zout.writestr(item, data)
+    replace_in_archive(src, dst, lambda name, data: b"1000\n" if name.endswith(("/version", "/.data/version")) else data)
 
 
 def main(source_dir, out_dir):
@@ -129,6 +173,18 @@ def main(source_dir, out_dir):
 
     save(CustomOp(), j("custom_op.pt"), metadata("custom_op", [3, 32, 32], 10))
     raise_archive_version(j("tiny.pt"), j("newer_torch.pt"))
+
+    export(source_dir, out_dir, "tiny_net", "tiny.pt2", "--input", "3,32,32", "--classes", "10", "--name", "tiny_pt2")
+    eager_reference(tiny_net, j("tiny_pt2_ref.pt"))
+    x = torch.randn(2, 3, 32, 32)
+    torch.export.save(torch.export.export(tiny_net().train(), (x,)), j("one_program.pt2"))
+    replace_in_archive(j("tiny.pt2"), j("newer_schema.pt2"), raise_schema_version)
+    torch.library.register_fake("tipbench_test::twice")(lambda x: torch.empty_like(x))
+    from torch.export.pt2_archive._package import package_pt2
+    custom = CustomOp()
+    package_pt2(j("custom_op.pt2"), exported_programs={mode: torch.export.export(getattr(custom, mode)(), (x,))
+                                                       for mode in ("train", "eval")},
+                extra_files={"tipbench.json": json.dumps(metadata("custom_op_pt2", [3, 32, 32], 10))})
     with open(j("not_torchscript.pt"), "w") as f:
         f.write("this is not a TorchScript file\n")
     try:
@@ -138,6 +194,8 @@ def main(source_dir, out_dir):
     else:
         export(source_dir, out_dir, "tv_resnet18", "tv_resnet18.pt", "--input", "3,224,224", "--classes", "1000",
                "--name", "tv_resnet18")
+        export(source_dir, out_dir, "tiny_vit", "vit.pt2", "--input", "3,32,32", "--classes", "10", "--name", "tiny_vit")
+        eager_reference(tiny_vit, j("vit_ref.pt"), batch=3)
     open(j("done"), "w").close()
 
 

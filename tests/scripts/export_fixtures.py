@@ -34,6 +34,13 @@ class Unscriptable(TinyNet):
         return self.fc(sum(t for t in [x.mean(dim=(2, 3))]))
 
 
+class FixedBatch(TinyNet):
+    """Reshapes to its example's batch of 2: torch.export cannot keep the batch size dynamic."""
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.bn(self.conv(x))).mean(dim=(2, 3)).reshape(2, 8))
+
+
 def tiny_net():
     return TinyNet()
 
@@ -44,6 +51,10 @@ def tuple_net():
 
 def unscriptable():
     return Unscriptable()
+
+
+def fixed_batch():
+    return FixedBatch()
 
 
 def wrong_width():

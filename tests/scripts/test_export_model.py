@@ -47,6 +47,8 @@ class ExportModel(unittest.TestCase):
         self.assertEqual((meta["name"], meta["input"], meta["classes"]), ("tiny", [3, 16, 16], 10))
         self.assertEqual(meta["parameters"], sum(p.numel() for p in module.parameters()))
         self.assertNotIn("warning", meta)
+        self.assertEqual(int(module.bn.num_batches_tracked), 0)  # the factory's state, not the checks'
+        self.assertTrue(torch.equal(module.bn.running_mean, torch.zeros(8)))
         # Trainable as loaded: gradients reach every parameter, BatchNorm's statistics move in
         # train mode and stay in eval mode.
         module.train()
@@ -76,6 +78,35 @@ class ExportModel(unittest.TestCase):
         self.assertEqual(meta["how"], "trace")
         self.assertIn("training flag", meta["warning"])
         self.assertIn("warning", r.stdout)
+
+    def test_a_pt2_holds_a_train_and_an_eval_program_with_the_factorys_state(self):
+        import torch
+        from torch.export.pt2_archive._package import load_pt2
+        out = os.path.join(self.dir, "net.pt2")
+        r = export(out, "tiny_net", "--name", "tiny")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("train and eval programs", r.stdout)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            contents = load_pt2(out)
+        self.assertEqual(sorted(contents.exported_programs), ["eval", "train"])
+        meta = json.loads(contents.extra_files["tipbench.json"])
+        self.assertEqual((meta["how"], meta["name"], meta["input"]), ("export", "tiny", [3, 16, 16]))
+        for program in contents.exported_programs.values():
+            self.assertEqual(int(program.state_dict["bn.num_batches_tracked"]), 0)
+        # The training flag is baked in: batch_norm's `training` argument is True in one graph only.
+        flags = {mode: [n.args[5] for n in p.graph.nodes if n.target == torch.ops.aten.batch_norm.default]
+                 for mode, p in contents.exported_programs.items()}
+        self.assertEqual(flags, {"train": [True], "eval": [False]})
+        # The batch size is dynamic.
+        self.assertEqual(contents.exported_programs["train"].module()(torch.randn(5, 3, 16, 16)).shape, (5, 10))
+
+    def test_a_model_torch_export_refuses_is_exit_two(self):
+        r = export(os.path.join(self.dir, "net.pt2"), "fixed_batch")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("cannot export the model in train mode with torch.export", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertEqual(os.listdir(self.dir), [])
 
     def test_bad_input_is_one_line_exit_two_and_keeps_an_existing_file(self):
         with open(self.out, "w") as f:

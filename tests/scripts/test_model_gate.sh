@@ -38,6 +38,15 @@ done
 cmp -s out/base.pt out/head.pt && fail "the base and head exports are the same file"
 grep -q 'model:model' out/session/head.json || fail "the cases are not named after --name's default 'model'"
 
+# The same with torch.export archives: two .pt2 files.
+set +e
+"${gate[@]}" --format pt2 --out out2 -- --suite zero_grad --blocks 3 > log_pt2.txt 2>&1
+code2=$?
+set -e
+[[ $code2 == 0 || $code2 == 1 || $code2 == 3 ]] || { cat log_pt2.txt; fail "--format pt2: a verdict was expected, got exit $code2"; }
+[[ -s out2/base.pt2 && -s out2/head.pt2 ]] || { cat log_pt2.txt; fail "--format pt2 wrote no .pt2 files"; }
+grep -q '"format": *"pt2"' out2/session/head.json || fail "the head run did not train the .pt2"
+
 # Bad input: a flag missing, a head that does not export. Exit 2 each.
 set +e
 "$src/ci/model-gate.sh" --factory net:build --input 3,32,32 --tipbench "$bin" > log2.txt 2>&1

@@ -1,7 +1,7 @@
 // The model files of the `run --model-file` tests, made once per test run by
 // tests/models/make_model_files.py (with TIPBENCH_PYTHON, the real scripts/export_model.py) and
-// cached under the scratch root in a folder named by a hash of the script, so editing it makes
-// them again; made in a private folder renamed into place, so parallel test processes never read
+// cached under the scratch root in a folder named by a hash of both scripts, so editing either
+// makes them again; made in a private folder renamed into place, so parallel test processes never read
 // half a file. Needs TIPBENCH_PYTHON and TIPBENCH_SOURCE_DIR (test_paths.h). Example:
 //   const ModelFiles& files = model_files();
 //   if (!files.error.empty()) FAIL() << files.error;
@@ -34,8 +34,9 @@ inline const ModelFiles& model_files() {
   std::call_once(once, [] {
     namespace fs = std::filesystem;
     const fs::path script = fs::path(TIPBENCH_SOURCE_DIR) / "tests/models/make_model_files.py";
+    const fs::path exporter = fs::path(TIPBENCH_SOURCE_DIR) / "scripts/export_model.py";
     std::ostringstream tag;
-    tag << "model_files_" << std::hex << std::hash<std::string>{}(read_bytes(script));
+    tag << "model_files_" << std::hex << std::hash<std::string>{}(read_bytes(script) + read_bytes(exporter));
     files.dir = scratch_root() / tag.str();
     if (fs::exists(files.dir / "done")) return;
     const fs::path tmp = files.dir.string() + ".tmp-" + std::to_string(::getpid());

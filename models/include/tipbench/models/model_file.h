@@ -1,5 +1,6 @@
-// A user's own model: a TorchScript file that scripts/export_model.py wrote (docs/own-model.md),
-// loaded and checked once per process, then registered as one more model under its name, so every
+// A user's own model: a TorchScript file (.pt) or a torch.export archive (.pt2, a train and an
+// eval program run op by op through the dispatcher) that scripts/export_model.py wrote
+// (docs/own-model.md), loaded and checked once per process, then registered as one more model under its name, so every
 // suite that builds a model with make_model(name) trains it. Example:
 //   const ModelFile& file = models::use_model_file({.path = "net.pt"});   // ModelFileError if bad
 //   auto model = models::make_model(file.name);    // a fresh copy of the file's weights
@@ -37,15 +38,20 @@ struct ModelFile {
   std::string name;                 // the model's name in cases ("model:NAME"), never a built-in model's
   std::vector<std::int64_t> input;  // [C, H, W]
   std::int64_t classes = 0;
-  std::string how;              // "script" or "trace" (the metadata's), "unknown" without metadata
+  std::string format;           // "torchscript" (a .pt) or "pt2" (torch.export's archive)
+  std::string how;              // "script", "trace" or "export" (the metadata's), "unknown" without metadata
   std::string warning;          // the metadata's warning (a traced file's), "" if none
   std::int64_t parameters = 0;  // trainable parameter elements, as loaded here
   std::string metadata;         // the file's tipbench.json as written, "" when it has none
+  // A .pt2's runner and programs (schema_version, exported_with_torch, train_ops, eval_ops); empty
+  // for TorchScript, whose executor settings are script_executor_settings().
+  std::map<std::string, std::string> program;
 };
 
 // Loads and checks the file, then registers it (a second call with the same path and bytes
 // returns the first registration). The checks: a TorchScript archive this LibTorch reads (not
-// newer than it, no op it lacks), the metadata's format, a traced file only with allow_trace, an
+// newer than it, no op it lacks) or a .pt2 of torch.export's schema 8 with a train and an eval
+// program of ATen ops this process has, the metadata's format, a traced file only with allow_trace, an
 // input of 3 channels and a square image (the workloads feed [N, 3, S, S]), a name that is no
 // built-in model's, and a forward of 2 zero images in eval mode giving floating logits [2, K]
 // (or a tuple whose first element is them). Throws ModelFileError naming the file and the reason.

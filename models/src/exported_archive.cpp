@@ -1,0 +1,147 @@
+// Reads a .pt2 archive as torch/export/pt2_archive/_package.py's package_pt2 writes it:
+// archive_format "pt2"; models/NAME.json the serialized program (torch/_export/serde/schema.py);
+// data/weights/NAME_weights_config.json and data/constants/NAME_constants_config.json naming each
+// tensor's record, raw storage bytes (or a pickle when use_pickle); extra/FILE the extra files.
+#include "exported_program.h"
+
+#include "serde_types.h"
+#include "tipbench/error_text.h"
+
+#include <caffe2/serialize/in_memory_adapter.h>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace tipbench::models {
+
+namespace {
+
+using json = nlohmann::json;
+using caffe2::serialize::PyTorchStreamReader;
+
+// The schema major version this reader follows (torch/_export/serde/schema.py SCHEMA_VERSION of
+// torch 2.11: (8, 17)); a new major changes the graph's format, a new minor only adds to it.
+constexpr int kSchemaMajor = 8;
+constexpr const char* kMetadataRecord = "extra/tipbench.json";  // scripts/export_model.py's METADATA_FILE
+
+std::unique_ptr<PyTorchStreamReader> open_archive(const std::string& bytes) {
+  return std::make_unique<PyTorchStreamReader>(
+      std::make_shared<caffe2::serialize::MemoryReadAdapter>(bytes.data(), static_cast<off_t>(bytes.size())));
+}
+
+std::string record(PyTorchStreamReader& reader, const std::string& name) {
+  auto [data, size] = reader.getRecord(name);
+  return {static_cast<const char*>(data.get()), size};
+}
+
+std::int64_t int_of(const json& size) {
+  if (!size.contains("as_int")) throw ExportedProgramError("a stored tensor has a symbolic size");
+  return size.at("as_int").get<std::int64_t>();
+}
+
+std::vector<std::int64_t> ints_of(const json& sizes) {
+  std::vector<std::int64_t> out;
+  for (const auto& s : sizes) out.push_back(int_of(s));
+  return out;
+}
+
+// One stored tensor: its storage's raw bytes viewed with the stored sizes, strides and offset.
+torch::Tensor read_tensor(PyTorchStreamReader& reader, const std::string& folder, const json& entry) {
+  const std::string bytes = record(reader, folder + entry.at("path_name").get<std::string>());
+  if (entry.value("use_pickle", false)) {
+    return torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toTensor();
+  }
+  const json& meta = entry.at("tensor_meta");
+  const auto dtype = serde_scalar_type(meta.at("dtype").get<int>());
+  auto storage = torch::empty({static_cast<std::int64_t>(bytes.size())}, torch::kByte);
+  std::memcpy(storage.data_ptr(), bytes.data(), bytes.size());
+  auto tensor = torch::empty({0}, torch::TensorOptions().dtype(dtype))
+                    .set_(storage.view(dtype).storage(), int_of(meta.at("storage_offset")), ints_of(meta.at("sizes")),
+                          ints_of(meta.at("strides")))
+                    .clone();
+  if (entry.value("is_param", false)) tensor.set_requires_grad(meta.value("requires_grad", true));
+  return tensor;
+}
+
+// The tensors a config names, as parameters and buffers (weights) or PROGRAM.NAME constants.
+void read_tensors(PyTorchStreamReader& reader, const std::string& program, const std::string& kind,
+                  std::vector<ExportedTensor>& out) {
+  const std::string folder = "data/" + kind + "/";
+  const std::string config_record = folder + program + "_" + kind + "_config.json";
+  if (!reader.hasRecord(config_record)) return;
+  const json config = json::parse(record(reader, config_record));
+  for (const auto& [name, entry] : config.at("config").items()) {
+    ExportedTensor t;
+    t.value = read_tensor(reader, folder, entry);
+    if (kind == "constants") {
+      t.name = program + "." + name;
+      t.kind = ExportedTensor::Kind::constant;
+    } else {
+      t.name = name;
+      t.kind = entry.value("is_param", false) ? ExportedTensor::Kind::parameter : ExportedTensor::Kind::buffer;
+    }
+    out.push_back(std::move(t));
+  }
+}
+
+json read_program(PyTorchStreamReader& reader, const std::string& program, ExportedArchive& archive) {
+  const std::string name = "models/" + program + ".json";
+  if (!reader.hasRecord(name)) {
+    std::vector<std::string> held;
+    for (const auto& r : reader.getAllRecords()) {
+      if (r.rfind("models/", 0) == 0) held.push_back(r.substr(7));
+    }
+    throw ExportedProgramError(fmt::format(
+        "holds no '{}' program (it holds {}): tipbench trains a .pt2 of scripts/export_model.py --format pt2, "
+        "a train and an eval program, since the export bakes the training flag in",
+        program, held.empty() ? "none" : fmt::format("{}", fmt::join(held, ", "))));
+  }
+  json model = json::parse(record(reader, name));
+  const json& version = model.at("schema_version");
+  const int major = version.at("major").get<int>();
+  archive.schema_version = fmt::format("{}.{}", major, version.at("minor").get<int>());
+  if (major != kSchemaMajor) {
+    throw ExportedProgramError(fmt::format(
+        "its graphs use torch.export's serialization schema {}; this tipbench reads schema {}.x (torch 2.11's); "
+        "export it with the project's pinned torch",
+        archive.schema_version, kSchemaMajor));
+  }
+  archive.torch_version = model.value("torch_version", "");
+  return model;
+}
+
+}  // namespace
+
+bool is_exported_archive(const std::string& bytes) {
+  try {
+    auto reader = open_archive(bytes);
+    return reader->hasRecord("archive_format") && record(*reader, "archive_format").rfind("pt2", 0) == 0;
+  } catch (const std::exception&) {
+    return false;  // not a zip
+  }
+}
+
+std::shared_ptr<const ExportedArchive> read_exported_archive(const std::string& bytes) {
+  auto archive = std::make_shared<ExportedArchive>();
+  try {
+    auto reader = open_archive(bytes);
+    const json train = read_program(*reader, "train", *archive);
+    const json eval = read_program(*reader, "eval", *archive);
+    read_tensors(*reader, "train", "weights", archive->state);
+    read_tensors(*reader, "train", "constants", archive->state);
+    read_tensors(*reader, "eval", "constants", archive->state);
+    if (reader->hasRecord(kMetadataRecord)) archive->metadata = record(*reader, kMetadataRecord);
+    archive->train = std::make_unique<ExportedProgram>("train", train, archive->state);
+    archive->eval = std::make_unique<ExportedProgram>("eval", eval, archive->state);
+  } catch (const ExportedProgramError&) {
+    throw;
+  } catch (const std::exception& e) {  // the zip reader's, the JSON parser's, a pickle's
+    throw ExportedProgramError("a damaged .pt2 archive: " + error_summary(e));
+  }
+  return archive;
+}
+
+}  // namespace tipbench::models
