@@ -1,6 +1,7 @@
 #include "gate_confirm.h"
 
 #include "gate_session.h"
+#include "tipbench/run_conditions.h"
 #include "tipbench/run_context.h"
 
 #include <fmt/format.h>
@@ -46,7 +47,13 @@ void collect(const std::vector<gate::CellKey>& keys, const Result& reference, co
     if (!r || !c) continue;
     gate::CompareOptions options{.paired = paired, .resamples = gate::resamples_for(1, config.alpha), .seed = 1};
     options.practical_threshold = config.threshold_for(key.suite, key.metric).value_or(0.03);
-    if (auto cmp = gate::compare_cell(*r, *c, options)) out.emplace(key, *cmp);
+    if (auto cmp = gate::compare_cell(*r, *c, options)) {
+      if (!paired) {  // a re-run far from its reference proves something only under its conditions
+        cmp->unequal_conditions =
+            conditions_difference(reference.context.conditions, candidate.context.conditions, config.conditions);
+      }
+      out.emplace(key, *cmp);
+    }
   }
 }
 

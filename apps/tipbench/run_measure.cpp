@@ -8,6 +8,7 @@
 #include "tipbench/interrupt_notice.h"
 #include "tipbench/partial_run.h"
 #include "tipbench/progress.h"
+#include "tipbench/run_conditions.h"
 #include "tipbench/reports/console.h"
 #include "tipbench/reports/format.h"
 
@@ -83,8 +84,10 @@ int measure_and_write(const RunOptions& o, RunPlan& plan, Result& result, const 
   bool partial_kept = !plan.finished_cases.empty();  // a resumed run's file
   if (!partial_path.empty()) keep_finished_cases(o, plan, result, partial_path, partial_kept);
   Progress progress(Progress::stderr_is_tty());
+  const ConditionsProbe conditions;  // what else ran on these CPUs while the suites did
   try {
     result.suites = run_suites(plan, progress);
+    result.context.conditions = conditions_to_json(conditions.finish());
     end_distributed_run();         // the other ranks exit while rank 0 writes
   } catch (const InputError& e) {  // bad input found while staging or measuring: nothing written
     return usage_error(e.what());

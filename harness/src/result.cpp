@@ -227,6 +227,7 @@ ojson context_to_json(const RunContext& c) {
                {"settings", settings},
                {"warnings", c.warnings}};
   if (!c.model_file.is_null()) out["model_file"] = ojson::parse(c.model_file.dump());
+  if (!c.conditions.is_null()) out["conditions"] = ojson::parse(c.conditions.dump());
   return out;
 }
 
@@ -259,6 +260,10 @@ RunContext context_from_json(const ojson& j) {
     if (!c.model_file.is_object() || !c.model_file.contains("sha256") || !c.model_file.at("sha256").is_string()) {
       throw std::invalid_argument("context.model_file has no sha256");
     }
+  }
+  if (j.contains("conditions")) {
+    c.conditions = nlohmann::json::parse(j.at("conditions").dump());
+    if (!c.conditions.is_object()) throw std::invalid_argument("context.conditions is not an object");
   }
   return c;
 }

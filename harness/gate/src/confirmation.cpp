@@ -18,6 +18,14 @@ void confirm_candidates(GateReport& report, const Remeasure& remeasure, const Ga
     if (!check.candidate) continue;
     auto it = again.find(check.key);
     if (it == again.end()) {
+      if (!report.unequal_conditions.empty()) {
+        check.status = CheckStatus::inconclusive;
+        check.detail = fmt::format(
+            "flagged ({}) under other conditions than the baseline's, and no re-measurement "
+            "was possible",
+            describe(*check.comparison));
+        continue;
+      }
       check.status = CheckStatus::regression;
       check.detail = "regression, NOT confirmed (no re-measurement was possible): " + describe(*check.comparison);
       continue;
@@ -25,7 +33,13 @@ void confirm_candidates(GateReport& report, const Remeasure& remeasure, const Ga
     const CellComparison& r = it->second;
     check.rerun = r;
     const bool worse = worse_than(r, check.threshold);
-    if (worse && r.test.p_value < config.alpha) {
+    if (worse && !r.unequal_conditions.empty()) {
+      // A loaded machine is slower whatever the build: the re-run proves nothing either.
+      check.status = CheckStatus::inconclusive;
+      check.detail =
+          fmt::format("flagged ({}), re-run worse too ({}) but under other conditions than the baseline's: {}",
+                      describe(*check.comparison), describe(r), r.unequal_conditions);
+    } else if (worse && r.test.p_value < config.alpha) {
       check.status = CheckStatus::regression;
       check.detail = fmt::format("confirmed on re-run: {}; re-run {}", describe(*check.comparison), describe(r));
     } else if (worse) {

@@ -173,6 +173,16 @@ GateReport evaluate_gate(const Result& baseline, const Result& current, const Ga
                          const GateOptions& options) {
   GateReport report;
   report.mode = options.paired ? "same-machine interleaved" : "stored baseline";
+  if (!options.paired) {  // interleaved blocks share their conditions; runs far apart may not
+    report.unequal_conditions =
+        conditions_difference(baseline.context.conditions, current.context.conditions, config.conditions);
+  }
+  if (!report.unequal_conditions.empty()) {  // INCONCLUSIVE unless a re-run under the baseline's confirms
+    report.problems.push_back(
+        "the baseline and the current run were measured under different conditions: " + report.unequal_conditions +
+        ". Re-run when the machine is as quiet as it was for the baseline, or gate head against "
+        "base interleaved (--base-binary/--head-binary), whose blocks share their conditions");
+  }
   note_run_differences(baseline, current, report);
   const auto baseline_suites = check_suite_coverage(baseline, current, report);
   check_arm_states(baseline, current, config, report);

@@ -41,6 +41,22 @@ std::map<std::string, double> parse_metrics(const nlohmann::json& j, const std::
   return out;
 }
 
+// {"foreign_cpu_pct": 20, "steal_pct": 5}: percentage points of difference allowed.
+ConditionsBound parse_conditions(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw InputError(origin + ": conditions must be an object like {\"foreign_cpu_pct\": 20}");
+  ConditionsBound bound;
+  for (const auto& [key, value] : j.items()) {
+    if (key != "foreign_cpu_pct" && key != "steal_pct") {
+      throw InputError(fmt::format("{}: conditions: unknown key '{}'; valid: foreign_cpu_pct, steal_pct", origin, key));
+    }
+    if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 100) {
+      throw InputError(fmt::format("{}: conditions.{} must be a number in [0, 100]", origin, key));
+    }
+    (key == "foreign_cpu_pct" ? bound.foreign_cpu : bound.steal) = value.get<double>() / 100;
+  }
+  return bound;
+}
+
 nlohmann::json metrics_to_json(const std::map<std::string, double>& metrics) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [metric, fraction] : metrics) j[metric] = {{"threshold_pct", 100 * fraction}};
@@ -86,14 +102,16 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& origin)
       config.metrics = parse_metrics(value, "metrics", origin);
     } else if (key == "cpu_metrics") {
       config.cpu_metrics = parse_metrics(value, "cpu_metrics", origin);
+    } else if (key == "conditions") {
+      config.conditions = parse_conditions(value, origin);
     } else if (key == "suites") {
       if (!value.is_object()) throw InputError(origin + ": suites must be an object");
       for (const auto& [suite, metrics] : value.items()) {
         config.suites[suite] = parse_metrics(metrics, "suites." + suite, origin);
       }
     } else {
-      throw InputError(
-          fmt::format("{}: unknown key '{}'; valid: description, alpha, metrics, cpu_metrics, suites", origin, key));
+      throw InputError(fmt::format(
+          "{}: unknown key '{}'; valid: description, alpha, metrics, cpu_metrics, suites, conditions", origin, key));
     }
   }
   return config;
@@ -116,6 +134,8 @@ nlohmann::json gate_config_to_json(const GateConfig& config) {
   for (const auto& [suite, metrics] : config.suites) suites[suite] = metrics_to_json(metrics);
   nlohmann::json j = {{"alpha", config.alpha}, {"metrics", metrics_to_json(config.metrics)}, {"suites", suites}};
   if (!config.cpu_metrics.empty()) j["cpu_metrics"] = metrics_to_json(config.cpu_metrics);
+  j["conditions"] = {{"foreign_cpu_pct", 100 * config.conditions.foreign_cpu},
+                     {"steal_pct", 100 * config.conditions.steal}};
   return j;
 }
 

@@ -1,5 +1,6 @@
 #include "tipbench/gate/merge.h"
 
+#include "tipbench/run_conditions.h"
 #include "tipbench/summary.h"
 
 #include <fmt/format.h>
@@ -60,6 +61,9 @@ Result merge_blocks(const std::vector<Result>& blocks) {
     }
   }
   merged.context.settings.blocks = static_cast<int>(blocks.size());
+  std::vector<nlohmann::json> conditions;
+  for (const auto& block : blocks) conditions.push_back(block.context.conditions);
+  merged.context.conditions = combine_conditions(conditions);
   for (auto& suite : merged.suites) {
     for (auto& c : suite.cases) summarize_case(c, merged.context.settings);
   }

@@ -24,8 +24,8 @@ namespace tipbench {
 
 inline constexpr int kSchemaMajor = 1;
 // 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims; 1.4: a suite's chart kind
-inline constexpr int kSchemaMinor = 5;
-std::string schema_version();  // "1.5"
+inline constexpr int kSchemaMinor = 6;
+std::string schema_version();  // "1.6"
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {
@@ -154,6 +154,9 @@ struct RunContext {
   // Since 1.5: the user's model file the suites trained (`run --model-file`; docs/own-model.md):
   // its path, SHA-256, metadata and the TorchScript executor's settings. Null: the reference models.
   nlohmann::json model_file;
+  // Since 1.6: the conditions of measurement over the run (run_conditions.h: other processes'
+  // CPU share, steal, load average, CPU frequency and governor). Null: not recorded.
+  nlohmann::json conditions;
 };
 
 struct Result {

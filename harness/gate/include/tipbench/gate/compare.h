@@ -37,6 +37,9 @@ struct CellComparison {
   // sides; paired, the CV of the per-block ratios (drift common to a block cancels).
   double cv = 0;
   stats::Verdict verdict = stats::Verdict::no_significant_difference;
+  // Set by whoever compared two unpaired runs whose conditions of measurement differ beyond the
+  // gate's bound (run_conditions.h): why. Such a comparison cannot confirm a regression.
+  std::string unequal_conditions;
   double delta() const { return test.estimate.ratio - 1; }  // relative change, candidate vs reference
 };
 

@@ -49,7 +49,11 @@ struct GateReport {
   // What differs in software between the two sides, from their fingerprints ("libtorch_version
   // 2.11.0 -> 2.15.0"): a stack A/B's change under test. Empty when only the code differs.
   std::vector<std::string> change_under_test;
-  std::vector<Check> checks;          // worst first once finished
+  std::vector<Check> checks;  // worst first once finished
+  // Why the baseline's and the current run's conditions of measurement differ beyond the config's
+  // bound (unpaired runs only; "" when they do not). It is then also a problem (INCONCLUSIVE):
+  // only a re-measurement under the baseline's conditions can confirm a regression (FAIL).
+  std::string unequal_conditions;
   std::vector<std::string> problems;  // make the gate INCONCLUSIVE on their own
   std::vector<std::string> notes;     // informational
   std::vector<std::string> recommendations;
@@ -68,8 +72,10 @@ GateReport evaluate_gate(const Result& baseline, const Result& current, const Ga
 
 // Re-measures the candidates (all at once: the caller can batch them per case) and keeps a
 // regression only where the re-measurement, on its own, is significant at alpha and worse than
-// the threshold. remeasure returns the new comparison per key; a key it leaves out could not be
-// re-measured and stays an unconfirmed regression. Calls finish().
+// the threshold, and was measured under the reference's conditions (CellComparison's
+// unequal_conditions empty). When the first comparison's conditions differ (unequal_conditions),
+// the gate is INCONCLUSIVE with that reason unless a re-measurement confirms a regression. remeasure returns the new
+// comparison per key; a key it leaves out could not be re-measured and stays an unconfirmed regression. Calls finish().
 using Remeasure = std::function<std::map<CellKey, CellComparison>(const std::vector<CellKey>&)>;
 void confirm_candidates(GateReport& report, const Remeasure& remeasure, const GateConfig& config);
 

@@ -5,6 +5,8 @@
 //   std::optional<double> t = cfg.threshold_for("zero_grad", "throughput_samples_per_s");  // 0.03
 #pragma once
 
+#include "tipbench/run_conditions.h"
+
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -24,6 +26,9 @@ struct GateConfig {
   // suite -> metric -> threshold: overrides `metrics` for that suite. A threshold of 0 there
   // turns the metric off for the suite.
   std::map<std::string, std::map<std::string, double>> suites;
+  // Two unpaired runs (a stored baseline and a run, or a run and its confirmation) whose
+  // conditions differ beyond this cannot fail the gate: INCONCLUSIVE, with the reason.
+  ConditionsBound conditions;
 
   // nullopt: the metric is not gated for this suite.
   std::optional<double> threshold_for(const std::string& suite, const std::string& metric) const;

@@ -1,0 +1,70 @@
+// The conditions a run was measured under: how much of this process's CPUs other processes used
+// (and the hypervisor stole) over the run, the load average, the CPU frequency and governor. Two
+// runs far apart are unpaired: a loaded machine looks like a slower build, so the gate compares
+// their conditions before it believes their difference (docs/gate.md, "Conditions of measurement").
+// Example (run_measure.cpp):
+//   ConditionsProbe probe;                                  // reads /proc now
+//   result.suites = run_suites(plan, progress);
+//   result.context.conditions = conditions_to_json(probe.finish());
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tipbench {
+
+struct RunConditions {
+  int cpus = 0;       // the CPUs this process may run on (its affinity), whose time is counted
+  double wall_s = 0;  // the span measured
+  // Of those CPUs' time over the span: the share other processes kept busy (this process and
+  // its waited-for children excluded), and the share the hypervisor stole. 0..1; nullopt where
+  // /proc/stat cannot be read.
+  std::optional<double> foreign_cpu;
+  std::optional<double> steal;
+  std::optional<double> load_average_start;  // 1-minute, /proc/loadavg
+  std::optional<double> load_average_end;
+  std::optional<double> cpu_mhz;        // mean scaling_cur_freq at the end; nullopt without cpufreq
+  std::optional<std::string> governor;  // cpu0's scaling_governor; nullopt without cpufreq
+};
+
+// Samples /proc at construction; finish() returns the conditions since then. Never throws: what
+// cannot be read stays nullopt.
+class ConditionsProbe {
+ public:
+  ConditionsProbe();
+  RunConditions finish() const;
+
+ private:
+  struct Counters {
+    std::uint64_t total = 0, busy = 0, steal = 0, self = 0;
+    bool valid = false;
+  };
+  static Counters read_counters();
+  Counters start_;
+  double start_seconds_;
+  std::optional<double> load_start_;
+};
+
+nlohmann::json conditions_to_json(const RunConditions& c);
+// The conditions of runs one after another (an interleaved session's blocks, merged): shares
+// weighted by each run's wall time, the first run's start and the last one's end. Null when none
+// of them recorded conditions.
+nlohmann::json combine_conditions(const std::vector<nlohmann::json>& runs);
+RunConditions conditions_from_json(const nlohmann::json& j);  // missing keys stay unset
+
+// The bound within which two unpaired runs count as measured under the same conditions.
+struct ConditionsBound {
+  double foreign_cpu = 0.20;  // difference in the share of the CPUs other processes used
+  double steal = 0.05;        // difference in the share stolen by the hypervisor
+};
+
+// Why two runs' conditions differ beyond the bound, in one sentence ("" when they do not, or when
+// either side did not record them: results older than schema 1.6 are judged as before).
+std::string conditions_difference(const nlohmann::json& reference, const nlohmann::json& candidate,
+                                  const ConditionsBound& bound);
+
+}  // namespace tipbench

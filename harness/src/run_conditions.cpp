@@ -1,0 +1,197 @@
+#include "tipbench/run_conditions.h"
+
+#include <fmt/format.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace tipbench {
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::optional<double> number_in(const std::string& path) {
+  std::ifstream in(path);
+  double v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
+}
+
+std::optional<double> load_average() { return number_in("/proc/loadavg"); }
+
+std::vector<int> affinity_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int i = 0; i < CPU_SETSIZE; ++i) {
+      if (CPU_ISSET(i, &set)) cpus.push_back(i);
+    }
+  }
+  return cpus;
+}
+
+}  // namespace
+
+// /proc/stat's per-CPU lines (user nice system idle iowait irq softirq steal ...) of the CPUs in
+// this process's affinity, and /proc/self/stat's utime, stime, cutime, cstime (fields 14-17):
+// both in USER_HZ ticks.
+ConditionsProbe::Counters ConditionsProbe::read_counters() {
+  Counters c;
+  const auto mine = affinity_cpus();
+  std::ifstream stat("/proc/stat");
+  for (std::string line; std::getline(stat, line);) {
+    if (line.rfind("cpu", 0) != 0 || line.size() < 4 || line[3] < '0' || line[3] > '9') continue;
+    std::istringstream in(line.substr(3));
+    int cpu = -1;
+    std::uint64_t v[8] = {};
+    in >> cpu;
+    for (auto& x : v) in >> x;
+    if (!in || (!mine.empty() && std::find(mine.begin(), mine.end(), cpu) == mine.end())) continue;
+    const std::uint64_t busy = v[0] + v[1] + v[2] + v[5] + v[6];
+    c.total += busy + v[3] + v[4] + v[7];
+    c.busy += busy;
+    c.steal += v[7];
+    c.valid = true;
+  }
+  std::ifstream self("/proc/self/stat");
+  std::string text;
+  std::getline(self, text);
+  const auto close = text.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return Counters{};
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  std::uint64_t times[4] = {};
+  for (int i = 3; i <= 17 && fields >> field; ++i) {
+    if (i >= 14) times[i - 14] = std::stoull(field);
+  }
+  c.self = times[0] + times[1] + times[2] + times[3];
+  return c;
+}
+
+ConditionsProbe::ConditionsProbe()
+    : start_(read_counters()), start_seconds_(now_seconds()), load_start_(load_average()) {}
+
+RunConditions ConditionsProbe::finish() const {
+  RunConditions r;
+  const Counters end = read_counters();
+  r.cpus = static_cast<int>(affinity_cpus().size());
+  r.wall_s = now_seconds() - start_seconds_;
+  if (start_.valid && end.valid && end.total > start_.total) {
+    const double total = static_cast<double>(end.total - start_.total);
+    const double busy = static_cast<double>(end.busy - start_.busy);
+    const double self = static_cast<double>(end.self - start_.self);
+    r.foreign_cpu = std::clamp((busy - self) / total, 0.0, 1.0);
+    r.steal = static_cast<double>(end.steal - start_.steal) / total;
+  }
+  r.load_average_start = load_start_;
+  r.load_average_end = load_average();
+  double mhz = 0;
+  int counted = 0;
+  for (int cpu : affinity_cpus()) {
+    if (auto khz = number_in(fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_cur_freq", cpu))) {
+      mhz += *khz / 1000;
+      ++counted;
+    }
+  }
+  if (counted > 0) r.cpu_mhz = mhz / counted;
+  std::ifstream governor("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  if (std::string g; governor >> g) r.governor = g;
+  return r;
+}
+
+nlohmann::json conditions_to_json(const RunConditions& c) {
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  auto rounded = [](const std::optional<double>& v, double scale) {
+    return v ? nlohmann::json(std::round(*v * scale) / scale) : nlohmann::json(nullptr);
+  };
+  return {{"cpus", c.cpus},
+          {"wall_s", std::round(c.wall_s * 1000) / 1000},
+          {"foreign_cpu", rounded(c.foreign_cpu, 1e4)},
+          {"steal", rounded(c.steal, 1e4)},
+          {"load_average_start", opt(c.load_average_start)},
+          {"load_average_end", opt(c.load_average_end)},
+          {"cpu_mhz", rounded(c.cpu_mhz, 1)},
+          {"governor", opt(c.governor)}};
+}
+
+nlohmann::json combine_conditions(const std::vector<nlohmann::json>& runs) {
+  std::vector<RunConditions> recorded;
+  for (const auto& j : runs) {
+    if (j.is_object()) recorded.push_back(conditions_from_json(j));
+  }
+  if (recorded.empty()) return nullptr;
+  RunConditions out = recorded.front();
+  out.wall_s = 0;
+  auto weighted = [&](std::optional<double> RunConditions::*field) -> std::optional<double> {
+    double sum = 0, weight = 0;
+    for (const auto& r : recorded) {
+      if (!(r.*field)) return std::nullopt;  // a share over part of the span is no share of the whole
+      sum += *(r.*field) * std::max(r.wall_s, 1e-9);
+      weight += std::max(r.wall_s, 1e-9);
+    }
+    return sum / weight;
+  };
+  out.foreign_cpu = weighted(&RunConditions::foreign_cpu);
+  out.steal = weighted(&RunConditions::steal);
+  out.cpu_mhz = weighted(&RunConditions::cpu_mhz);
+  for (const auto& r : recorded) out.wall_s += r.wall_s;
+  out.load_average_end = recorded.back().load_average_end;
+  return conditions_to_json(out);
+}
+
+RunConditions conditions_from_json(const nlohmann::json& j) {
+  RunConditions c;
+  if (!j.is_object()) return c;
+  auto number = [&](const char* key) -> std::optional<double> {
+    if (j.contains(key) && j.at(key).is_number()) return j.at(key).get<double>();
+    return std::nullopt;
+  };
+  c.cpus = static_cast<int>(number("cpus").value_or(0));
+  c.wall_s = number("wall_s").value_or(0);
+  c.foreign_cpu = number("foreign_cpu");
+  c.steal = number("steal");
+  c.load_average_start = number("load_average_start");
+  c.load_average_end = number("load_average_end");
+  c.cpu_mhz = number("cpu_mhz");
+  if (j.contains("governor") && j.at("governor").is_string()) c.governor = j.at("governor").get<std::string>();
+  return c;
+}
+
+std::string conditions_difference(const nlohmann::json& reference, const nlohmann::json& candidate,
+                                  const ConditionsBound& bound) {
+  const RunConditions a = conditions_from_json(reference), b = conditions_from_json(candidate);
+  std::vector<std::string> why;
+  if (a.foreign_cpu && b.foreign_cpu && std::abs(*a.foreign_cpu - *b.foreign_cpu) > bound.foreign_cpu) {
+    why.push_back(
+        fmt::format("other processes kept {:.0f}% of the CPUs busy during the reference run, {:.0f}% during "
+                    "the compared one",
+                    100 * *a.foreign_cpu, 100 * *b.foreign_cpu));
+  }
+  if (a.steal && b.steal && std::abs(*a.steal - *b.steal) > bound.steal) {
+    why.push_back(
+        fmt::format("the hypervisor stole {:.0f}% of the CPU time from the reference run, {:.0f}% from the "
+                    "compared one",
+                    100 * *a.steal, 100 * *b.steal));
+  }
+  if (a.governor && b.governor && *a.governor != *b.governor) {
+    why.push_back(fmt::format("the CPU governor was {} for the reference run, {} for the compared one", *a.governor,
+                              *b.governor));
+  }
+  if (why.empty()) return "";
+  std::string text = why.front();
+  for (std::size_t i = 1; i < why.size(); ++i) text += "; " + why[i];
+  return fmt::format("{} (bound: {:.0f} points of CPU share, {:.0f} of steal)", text, 100 * bound.foreign_cpu,
+                     100 * bound.steal);
+}
+
+}  // namespace tipbench

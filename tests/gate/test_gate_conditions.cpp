@@ -1,0 +1,150 @@
+// Conditions of measurement (tipbench/run_conditions.h) and what the gate does with them: a probe
+// sees other processes' CPU use and not its own; two unpaired runs whose conditions differ beyond
+// the bound never FAIL the gate unless a re-run under the baseline's conditions confirms it.
+#include "tipbench/gate/decision.h"
+#include "tipbench/gate/gate_config.h"
+#include "tipbench/run_conditions.h"
+
+#include "synthetic.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using tipbench::Result;
+using tipbench::testing::synthetic_run;
+using tipbench::testing::SyntheticSpec;
+namespace g = tipbench::gate;
+
+nlohmann::json conditions(double foreign_cpu, double wall_s = 10, double steal = 0) {
+  return {{"cpus", 2},      {"wall_s", wall_s},   {"foreign_cpu", foreign_cpu},
+          {"steal", steal}, {"cpu_mhz", nullptr}, {"governor", nullptr}};
+}
+
+Result with_conditions(Result r, const nlohmann::json& c) {
+  r.context.conditions = c;
+  return r;
+}
+
+// A re-measurement of `again` compared with `base`, marked as measured under other conditions
+// than the base's when `unequal` says why.
+g::Remeasure remeasure(const Result& base, SyntheticSpec again, std::string unequal) {
+  return [base, again, unequal](const std::vector<g::CellKey>& keys) {
+    std::map<g::CellKey, g::CellComparison> out;
+    for (auto c : g::compare_runs(base, synthetic_run(again), {.seed = 2}).cells) {
+      if (std::find(keys.begin(), keys.end(), c.key) == keys.end()) continue;
+      c.unequal_conditions = unequal;
+      out.emplace(c.key, c);
+    }
+    return out;
+  };
+}
+
+bool mentions(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(), [&](const auto& l) { return l.find(part) != std::string::npos; });
+}
+
+TEST(Conditions, DifferenceNamesWhatDiffersBeyondTheBound) {
+  const tipbench::ConditionsBound bound;  // 20 points of CPU share, 5 of steal
+  EXPECT_EQ(tipbench::conditions_difference(conditions(0.02), conditions(0.15), bound), "");
+  const auto why = tipbench::conditions_difference(conditions(0.02), conditions(0.61), bound);
+  EXPECT_NE(why.find("2% of the CPUs busy during the reference run, 61% during the compared one"), std::string::npos)
+      << why;
+  EXPECT_NE(tipbench::conditions_difference(conditions(0, 10, 0), conditions(0, 10, 0.2), bound).find("20% from the compared one"),
+            std::string::npos);
+  // Not recorded on a side (a result older than schema 1.6): judged as before.
+  EXPECT_EQ(tipbench::conditions_difference(nullptr, conditions(0.9), bound), "");
+  EXPECT_EQ(tipbench::conditions_difference(conditions(0.02), conditions(0.61), {.foreign_cpu = 0.7}), "");
+}
+
+TEST(Conditions, TheBoundIsDeclaredInTheGateConfig) {
+  const auto config = g::parse_gate_config({{"conditions", {{"foreign_cpu_pct", 35}, {"steal_pct", 10}}}}, "test");
+  EXPECT_DOUBLE_EQ(config.conditions.foreign_cpu, 0.35);
+  EXPECT_DOUBLE_EQ(config.conditions.steal, 0.10);
+  EXPECT_DOUBLE_EQ(g::parse_gate_config(g::gate_config_to_json(config), "again").conditions.foreign_cpu, 0.35);
+  EXPECT_THROW((void)g::parse_gate_config({{"conditions", {{"load", 1}}}}, "test"), tipbench::InputError);
+  EXPECT_THROW((void)g::parse_gate_config({{"conditions", {{"steal_pct", 200}}}}, "test"), tipbench::InputError);
+}
+
+TEST(Conditions, BlocksCombineWeightedByTheirWallTime) {
+  const auto combined = tipbench::combine_conditions({conditions(0.0, 30), conditions(0.8, 10)});
+  EXPECT_DOUBLE_EQ(combined.at("foreign_cpu").get<double>(), 0.2);
+  EXPECT_DOUBLE_EQ(combined.at("wall_s").get<double>(), 40);
+  EXPECT_TRUE(tipbench::combine_conditions({nullptr, nullptr}).is_null());
+}
+
+// Processes this one did not start, spinning on its CPUs, are foreign; the probe's own spinning
+// is not. (Children count as this process's only once waited for, as the kernel accounts them.)
+TEST(Conditions, ProbeSeesOtherProcessesCpuUseAndNotItsOwn) {
+  const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  const tipbench::ConditionsProbe probe;
+  std::vector<pid_t> spinners;
+  for (long i = 0; i < cpus; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      for (volatile unsigned long x = 0;; x = x + 1) {
+      }
+    }
+    spinners.push_back(pid);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const auto loaded = probe.finish();
+  for (pid_t pid : spinners) kill(pid, SIGKILL);
+  for (pid_t pid : spinners) waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(loaded.foreign_cpu.has_value()) << "/proc/stat unreadable";
+  EXPECT_GT(*loaded.foreign_cpu, 0.6) << "one spinner per CPU for 1.5 s while this process slept";
+  EXPECT_GE(loaded.cpus, 1);
+  EXPECT_GT(loaded.wall_s, 1.0);
+
+  const tipbench::ConditionsProbe own;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(800);
+  for (volatile unsigned long x = 0; std::chrono::steady_clock::now() < until; x = x + 1) {
+  }
+  const auto busy_self = own.finish();
+  // This process kept one CPU busy: counted as its own, so at most the rest can be foreign.
+  EXPECT_LE(*busy_self.foreign_cpu, 1.0 - 0.8 / static_cast<double>(cpus)) << "its own spinning counted as foreign";
+}
+
+TEST(Conditions, UnequalConditionsMakeASlowerRunInconclusiveNeverFail) {
+  const auto base = with_conditions(synthetic_run({.cv = 0.01, .seed = 1}), conditions(0.02));
+  const auto current = with_conditions(synthetic_run({.cv = 0.01, .factor = 0.8, .seed = 2}), conditions(0.65));
+  auto report = g::evaluate_gate(base, current, {}, {.paired = false, .seed = 1});
+  EXPECT_FALSE(report.unequal_conditions.empty());
+  g::confirm_candidates(report, remeasure(base, {.cv = 0.01, .factor = 0.8, .seed = 3}, "still loaded"), {});
+  EXPECT_EQ(report.outcome, g::Outcome::inconclusive);
+  EXPECT_EQ(report.exit_code(), 3);
+  EXPECT_TRUE(mentions(report.problems, "measured under different conditions: other processes kept 2%"));
+  EXPECT_NE(report.checks.front().detail.find("under other conditions than the baseline's"), std::string::npos)
+      << report.checks.front().detail;
+
+  auto no_rerun = g::evaluate_gate(base, current, {}, {.paired = false, .seed = 1});
+  g::confirm_candidates(no_rerun, g::Remeasure{}, {});
+  EXPECT_EQ(no_rerun.exit_code(), 3);
+}
+
+TEST(Conditions, AReRunUnderTheBaselinesConditionsStillConfirmsARegression) {
+  const auto base = with_conditions(synthetic_run({.cv = 0.01, .seed = 1}), conditions(0.02));
+  const auto current = with_conditions(synthetic_run({.cv = 0.01, .factor = 0.8, .seed = 2}), conditions(0.65));
+  auto report = g::evaluate_gate(base, current, {}, {.paired = false, .seed = 1});
+  g::confirm_candidates(report, remeasure(base, {.cv = 0.01, .factor = 0.8, .seed = 3}, ""), {});
+  EXPECT_EQ(report.exit_code(), 1);
+  EXPECT_NE(report.checks.front().detail.find("confirmed on re-run"), std::string::npos);
+}
+
+// Interleaved blocks share their conditions: a paired gate never judges them.
+TEST(Conditions, APairedGateIgnoresThem) {
+  const auto base = with_conditions(synthetic_run({.cv = 0.01, .seed = 1}), conditions(0.02));
+  const auto current = with_conditions(synthetic_run({.cv = 0.01, .seed = 2}), conditions(0.9));
+  const auto report = g::evaluate_gate(base, current, {}, {.paired = true, .seed = 1});
+  EXPECT_TRUE(report.unequal_conditions.empty());
+  EXPECT_FALSE(mentions(report.problems, "different conditions"));
+}
+
+}  // namespace
