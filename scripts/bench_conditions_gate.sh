@@ -9,13 +9,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 repeats=${1:-10} bin=${2:-$root/build/tipbench}
 work=$(mktemp -d)
-spinners=()
-stop_spinners() {
-  for pid in "${spinners[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${spinners[@]}"; do wait "$pid" 2>/dev/null || true; done
-  spinners=()
-}
-trap 'stop_spinners; rm -rf "$work"' EXIT
+# shellcheck source=scripts/busy_cpus.sh
+source "$root/scripts/busy_cpus.sh"
+trap 'stop_busy_cpus; rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1
 "$root/.venv/bin/python" - "$root/ci/gate-thresholds.json" "$work/unbounded.json" <<'PY'
 import json, sys
@@ -27,7 +23,7 @@ run=("$bin" run --suite zero_grad --model small_cnn --quick --blocks 3)
 with=() without=()
 for i in $(seq "$repeats"); do
   "${run[@]}" --seed "$i" --out "$work/base.json" > /dev/null 2>&1
-  for _ in $(seq "$(nproc)"); do (while :; do :; done) & spinners+=($!); done
+  start_busy_cpus
   "${run[@]}" --seed "$((i + 100))" --out "$work/cur.json" > /dev/null 2>&1
   set +e
   "$bin" gate --baseline "$work/base.json" --current "$work/cur.json" --config "$root/ci/gate-thresholds.json" \
@@ -37,7 +33,7 @@ for i in $(seq "$repeats"); do
     --out-dir "$work/g2" > /dev/null 2>&1
   without+=($?)
   set -e
-  stop_spinners
+  stop_busy_cpus
   foreign=$("$root/.venv/bin/python" -c "import json,sys; print(json.load(open(sys.argv[1]))['context']['conditions']['foreign_cpu'], json.load(open(sys.argv[2]))['context']['conditions']['foreign_cpu'])" "$work/base.json" "$work/cur.json")
   echo "repeat $i: foreign_cpu base/current $foreign; exit with conditions ${with[-1]}, without ${without[-1]}"
 done

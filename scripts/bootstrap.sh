@@ -30,7 +30,8 @@ done
 debian_packages=(cmake ninja-build ccache g++ python3-venv libcli11-dev nlohmann-json3-dev libfmt-dev
                  libgtest-dev libgmock-dev libbenchmark-dev libjpeg62-turbo-dev libssl-dev
                  libjs-chart.js libgloo-dev patchelf     # patchelf: scripts/bundle.sh
-                 libjemalloc2 libtcmalloc-minimal4)      # the allocator suite's LD_PRELOAD arms
+                 libjemalloc2 libtcmalloc-minimal4       # the allocator suite's LD_PRELOAD arms
+                 libsqlite3-dev)                         # the history store (harness/history)
 # Test-only: headless Chromium renders the HTML report in tests/gate (the test skips without it);
 # clang-format 14 (Debian 12's) checks the code's layout (scripts/check-format.sh).
 test_debian_packages=(chromium clang-format-14)

@@ -94,17 +94,21 @@ def check_outputs(torch, eager, exported, x, classes, how):
     for mode in ("train", "eval"):
         getattr(eager, mode)()
         getattr(exported, mode)()
-        with torch.no_grad():
-            torch.manual_seed(0)  # the same dropout draws on both sides
-            want = logits_of(eager(x))
-            torch.manual_seed(0)
-            got = logits_of(exported(x))
-        check_logits(torch, want, x, classes, mode)
-        try:
-            torch.testing.assert_close(got, want)
-        except AssertionError as e:
-            raise BadInput(f"the {how} model and the eager model disagree in {mode} mode: "
-                           f"{first_line(e)}") from None
+        check_agreement(torch, eager, exported, x, classes, mode, f"the {how} model")
+
+
+def check_agreement(torch, eager, exported, x, classes, mode, what):
+    """One forward of each on x (both already in `mode`): logits of the right shape, and equal."""
+    with torch.no_grad():
+        torch.manual_seed(0)  # the same dropout draws on both sides
+        want = logits_of(eager(x))
+        torch.manual_seed(0)
+        got = logits_of(exported(x))
+    check_logits(torch, want, x, classes, mode)
+    try:
+        torch.testing.assert_close(got, want)
+    except AssertionError as e:
+        raise BadInput(f"{what} and the eager model disagree in {mode} mode: {first_line(e)}") from None
 
 
 def export(args):
@@ -211,18 +215,8 @@ def export_programs(torch, model, x, classes):
         module = program.module()
         for batch_size in (x.shape[0], x.shape[0] + 1):  # the batch size is dynamic: another one runs too
             xb = torch.randn(batch_size, *x.shape[1:], generator=torch.Generator().manual_seed(batch_size))
-            getattr(model, mode)()
-            with torch.no_grad():
-                torch.manual_seed(0)  # the same dropout draws on both sides
-                want = logits_of(model(xb))
-                torch.manual_seed(0)
-                got = logits_of(module(xb))
-            check_logits(torch, want, xb, classes, mode)
-            try:
-                torch.testing.assert_close(got, want)
-            except AssertionError as e:
-                raise BadInput(f"the exported program and the eager model disagree in {mode} mode at batch "
-                               f"{batch_size}: {first_line(e)}") from None
+            getattr(model, mode)()  # the program's mode is its own: baked in at export
+            check_agreement(torch, model, module, xb, classes, mode, f"the exported program at batch {batch_size}")
     return programs
 
 

@@ -96,7 +96,7 @@ int main(const std::vector<std::string>& argv) {
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return fmt::format("error: {}\n", e.what()); });
   const std::vector<Command> commands{add_list_command(app), add_run_command(app, argv), add_env_command(app),
                                       add_data_command(app), add_baseline_command(app),  add_compare_command(app),
-                                      add_gate_command(app), add_report_command(app)};
+                                      add_gate_command(app), add_report_command(app),    add_history_command(app)};
 
   std::vector<std::string> names;
   for (const auto& command : commands) names.push_back(command.app->get_name());

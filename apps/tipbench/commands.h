@@ -23,5 +23,6 @@ Command add_compare_command(CLI::App& app);
 Command add_gate_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_data_command(CLI::App& app);
+Command add_history_command(CLI::App& app);
 
 }  // namespace tipbench::cli

@@ -167,6 +167,17 @@ RunConditions conditions_from_json(const nlohmann::json& j) {
   return c;
 }
 
+std::string conditions_warning(const nlohmann::json& conditions) {
+  const RunConditions c = conditions_from_json(conditions);
+  const ConditionsBound bound;
+  const double foreign = c.foreign_cpu.value_or(0), steal = c.steal.value_or(0);
+  if (foreign < bound.foreign_cpu && steal < bound.steal) return "";
+  return fmt::format(
+      "other processes kept {:.0f}% of this run's CPUs busy and the hypervisor stole {:.0f}%: its times are not "
+      "comparable with a quiet run's (a stored gate against a quiet baseline is INCONCLUSIVE; docs/gate.md)",
+      100 * foreign, 100 * steal);
+}
+
 std::string conditions_difference(const nlohmann::json& reference, const nlohmann::json& candidate,
                                   const ConditionsBound& bound) {
   const RunConditions a = conditions_from_json(reference), b = conditions_from_json(candidate);

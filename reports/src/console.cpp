@@ -1,6 +1,7 @@
 #include "tipbench/reports/console.h"
 
 #include "tipbench/reports/format.h"
+#include "tipbench/run_conditions.h"
 
 #include <fmt/format.h>
 
@@ -92,6 +93,9 @@ void print_run_summary(const Result& result, std::FILE* out) {
     for (const auto& note : suite.notes) fmt::print(out, "  {}\n", note);
   }
   print_noise_footer(result, out);
+  if (const auto loaded = conditions_warning(result.context.conditions); !loaded.empty()) {
+    fmt::print(out, "\nconditions: {}\n", loaded);
+  }
   for (const auto& w : result.context.warnings) fmt::print(out, "\nwarning: {}\n", w);
   if (!injected.empty()) fmt::print(out, "\n{}\n", injected);
 }

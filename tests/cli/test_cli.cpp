@@ -262,7 +262,8 @@ TEST(CliUsage, EveryFlagIsDocumented) {
                                                              {"baseline", "find"},
                                                              {"compare"},
                                                              {"gate"},
-                                                             {"report"}};
+                                                             {"report"},
+                                                             {"history"}};
   const std::regex flag(R"(^\s+(?:-\w,\s*)?(--[a-z][a-z0-9-]*))");
   for (auto args : subcommands) {
     args.push_back("--help");

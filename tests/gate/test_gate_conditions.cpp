@@ -57,11 +57,20 @@ TEST(Conditions, DifferenceNamesWhatDiffersBeyondTheBound) {
   const auto why = tipbench::conditions_difference(conditions(0.02), conditions(0.61), bound);
   EXPECT_NE(why.find("2% of the CPUs busy during the reference run, 61% during the compared one"), std::string::npos)
       << why;
-  EXPECT_NE(tipbench::conditions_difference(conditions(0, 10, 0), conditions(0, 10, 0.2), bound).find("20% from the compared one"),
+  EXPECT_NE(tipbench::conditions_difference(conditions(0, 10, 0), conditions(0, 10, 0.2), bound)
+                .find("20% from the compared one"),
             std::string::npos);
   // Not recorded on a side (a result older than schema 1.6): judged as before.
   EXPECT_EQ(tipbench::conditions_difference(nullptr, conditions(0.9), bound), "");
   EXPECT_EQ(tipbench::conditions_difference(conditions(0.02), conditions(0.61), {.foreign_cpu = 0.7}), "");
+}
+
+TEST(Conditions, ALoadedRunSaysSoInItsSummary) {
+  EXPECT_EQ(tipbench::conditions_warning(conditions(0.05)), "");
+  EXPECT_EQ(tipbench::conditions_warning(nullptr), "");
+  const auto loaded = tipbench::conditions_warning(conditions(0.5));
+  EXPECT_NE(loaded.find("other processes kept 50% of this run's CPUs busy"), std::string::npos) << loaded;
+  EXPECT_NE(tipbench::conditions_warning(conditions(0, 10, 0.1)).find("stole 10%"), std::string::npos);
 }
 
 TEST(Conditions, TheBoundIsDeclaredInTheGateConfig) {

@@ -8,17 +8,10 @@
 set -euo pipefail
 src=$1 bin=$2 repeats=${3:-2}
 work=$(mktemp -d)
-spinners=()
-stop_spinners() {
-  for pid in "${spinners[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${spinners[@]}"; do wait "$pid" 2>/dev/null || true; done
-  spinners=()
-}
-trap 'stop_spinners; rm -rf "$work"' EXIT
+# shellcheck source=scripts/busy_cpus.sh
+source "$src/scripts/busy_cpus.sh"
+trap 'stop_busy_cpus; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-start_spinners() {  # one busy process per CPU this test may use
-  for _ in $(seq "$(nproc)"); do (while :; do :; done) & spinners+=($!); done
-}
 # One intra-op thread, as the gate's own end-to-end test: with two, an OpenMP barrier waiting on
 # a preempted thread makes a busy machine's noise 100%+ per trial (docs/gate.md).
 export OMP_NUM_THREADS=1
@@ -27,14 +20,14 @@ config=("--config" "$src/ci/gate-thresholds.json")
 
 for i in $(seq "$repeats"); do
   "${run[@]}" --seed "$i" --out "$work/base$i.json" > "$work/base$i.log" 2>&1 || { cat "$work/base$i.log"; fail "the baseline run failed"; }
-  start_spinners
+  start_busy_cpus
   "${run[@]}" --seed "$((i + 100))" --out "$work/cur$i.json" > "$work/cur$i.log" 2>&1 || { cat "$work/cur$i.log"; fail "the loaded run failed"; }
   set +e
   "$bin" gate --baseline "$work/base$i.json" --current "$work/cur$i.json" "${config[@]}" --out-dir "$work/gate$i" \
     --json "$work/gate$i.json" > "$work/gate$i.log" 2>&1
   code=$?
   set -e
-  stop_spinners
+  stop_busy_cpus
   [[ $code != 1 ]] || { cat "$work/gate$i.log"; fail "A/A under load: the stored gate failed (exit 1)"; }
   [[ $code == 0 || $code == 3 ]] || { cat "$work/gate$i.log"; fail "A/A under load: exit $code"; }
   grep -q '"foreign_cpu"' "$work/cur$i.json" || fail "the result records no conditions"
@@ -45,12 +38,12 @@ for i in $(seq "$repeats"); do
 done
 
 # Interleaved under the same load: the injected slowdown is still caught.
-start_spinners
+start_busy_cpus
 set +e
 "$bin" gate --base-binary "$bin" --head-binary "$bin" --suite zero_grad --model small_cnn --blocks 5 \
   --head-inject-slowdown 30 "${config[@]}" --out-dir "$work/interleaved" > "$work/interleaved.log" 2>&1
 code=$?
 set -e
-stop_spinners
+stop_busy_cpus
 [[ $code == 1 ]] || { cat "$work/interleaved.log"; fail "a 30% slowdown under load: interleaved gate exit $code, want 1"; }
 echo "ok: A/A stored gates under load never failed; the interleaved gate caught 30% under the same load"

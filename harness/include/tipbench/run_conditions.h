@@ -56,6 +56,10 @@ nlohmann::json conditions_to_json(const RunConditions& c);
 nlohmann::json combine_conditions(const std::vector<nlohmann::json>& runs);
 RunConditions conditions_from_json(const nlohmann::json& j);  // missing keys stay unset
 
+// One sentence for the run's summary when other processes or the hypervisor took a share of the
+// CPUs at least the default bound (its times then differ from a quiet run's); "" otherwise.
+std::string conditions_warning(const nlohmann::json& conditions);
+
 // The bound within which two unpaired runs count as measured under the same conditions.
 struct ConditionsBound {
   double foreign_cpu = 0.20;  // difference in the share of the CPUs other processes used

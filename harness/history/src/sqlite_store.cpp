@@ -1,0 +1,211 @@
+#include "tipbench/history/store.h"
+
+#include "store_schema.h"
+#include "tipbench/gate/cells.h"
+#include "tipbench/result.h"
+#include "tipbench/sha256.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+
+namespace tipbench::history {
+
+namespace {
+
+// A prepared statement, finalized on every way out.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql, const std::string& path) : db_(db), path_(path) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) fail();
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& bind(int i, std::int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
+  Statement& bind_double(int i, double v) {
+    sqlite3_bind_double(stmt_, i, v);
+    return *this;
+  }
+  // True while a row is there; false when done. Throws StoreError on anything else.
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail();
+    return false;
+  }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  void run_once() {
+    (void)step();
+    reset();
+  }
+  std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+  std::string text(int column) const {
+    const auto* p = sqlite3_column_text(stmt_, column);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+
+ private:
+  [[noreturn]] void fail() const {
+    const int code = sqlite3_errcode(db_);
+    const std::string why = sqlite3_errmsg(db_);
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) {
+      throw StoreError(fmt::format("{}: busy: another process held the store for 30 s ({})", path_, why));
+    }
+    throw StoreError(fmt::format("{}: {}", path_, why));
+  }
+  sqlite3* db_;
+  std::string path_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string model_sha256_of(const Result& r) {
+  if (!r.context.model_file.is_object()) return "";
+  return r.context.model_file.value("sha256", "");
+}
+
+// Test knob (docs/history.md): the process kills itself after this many samples of an ingest,
+// inside the transaction, so the tests can show that a killed ingest leaves nothing.
+long die_after_samples() {
+  const char* v = std::getenv("TIPBENCH_HISTORY_TEST_DIE_AFTER_SAMPLES");
+  return v ? std::strtol(v, nullptr, 10) : -1;
+}
+
+}  // namespace
+
+HistoryStore::HistoryStore(const std::string& path) : path_(path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    throw StoreError(fmt::format("{}: cannot open the history store: {}", path, why));
+  }
+  try {
+    prepare_store(db_, path_);
+  } catch (...) {
+    sqlite3_close(db_);
+    throw;
+  }
+}
+
+HistoryStore::~HistoryStore() { sqlite3_close(db_); }
+
+IngestOutcome HistoryStore::ingest(const std::string& result_path) {
+  std::ifstream in(result_path, std::ios::binary);
+  if (!in) throw InputError(result_path + ": cannot be read");
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const Result run = read_result(result_path);  // InputError: not a result this build reads
+  IngestOutcome out;
+  out.sha256 = sha256_hex({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+  const std::string model = model_sha256_of(run);
+  const auto& c = run.context;
+
+  exec(db_, "BEGIN IMMEDIATE", path_);  // the write lock first: two ingests serialise, both land
+  try {
+    Statement known(db_, "SELECT id FROM runs WHERE content_sha256 = ?1", path_);
+    if (known.bind(1, out.sha256).step()) {
+      out.already_stored = true;
+      out.run_id = known.integer(0);
+      known.reset();
+      exec(db_, "COMMIT", path_);
+      return out;
+    }
+    Statement insert_run(
+        db_,
+        "INSERT INTO runs(content_sha256, source, timestamp_utc, git_sha, git_dirty, hostname, device, "
+        "fingerprint_slug, fingerprint, libtorch_version, model_sha256, conditions, result_schema, "
+        "ingested_utc) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        path_);
+    insert_run.bind(1, out.sha256)
+        .bind(2, result_path)
+        .bind(3, c.timestamp_utc)
+        .bind(4, c.git.sha)
+        .bind(5, std::int64_t{c.git.dirty})
+        .bind(6, c.hostname)
+        .bind(7, c.device)
+        .bind(8, c.fingerprint_slug)
+        .bind(9, nlohmann::json(c.fingerprint).dump())
+        .bind(10, c.fingerprint.libtorch_version)
+        .bind(11, model)
+        .bind(12, c.conditions.is_null() ? std::string("null") : c.conditions.dump())
+        .bind(13, run.schema_version)
+        .bind(14, utc_now())
+        .run_once();
+    out.run_id = sqlite3_last_insert_rowid(db_);
+
+    Statement add_series(db_,
+                         "INSERT OR IGNORE INTO series(suite, case_name, arm, metric, fingerprint_slug, model_sha256) "
+                         "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                         path_);
+    Statement find_series(db_,
+                          "SELECT id FROM series WHERE suite = ?1 AND case_name = ?2 AND arm = ?3 AND metric = ?4 AND "
+                          "fingerprint_slug = ?5 AND model_sha256 = ?6",
+                          path_);
+    Statement add_sample(
+        db_, "INSERT INTO samples(series_id, run_time, run_id, block, value) VALUES(?1, ?2, ?3, ?4, ?5)", path_);
+    const long die_after = die_after_samples();
+    for (const auto& cell : gate::extract_cells(run)) {
+      const auto& k = cell.key;
+      add_series.bind(1, k.suite).bind(2, k.case_name).bind(3, k.arm).bind(4, k.metric);
+      add_series.bind(5, c.fingerprint_slug).bind(6, model).run_once();
+      find_series.bind(1, k.suite).bind(2, k.case_name).bind(3, k.arm).bind(4, k.metric);
+      find_series.bind(5, c.fingerprint_slug).bind(6, model);
+      if (!find_series.step()) throw StoreError(path_ + ": a series vanished inside its own transaction");
+      const std::int64_t series = find_series.integer(0);
+      find_series.reset();
+      ++out.cells;
+      for (const auto& [block, value] : cell.by_block) {
+        add_sample.bind(1, series).bind(2, c.timestamp_utc).bind(3, out.run_id).bind(4, std::int64_t{block});
+        add_sample.bind_double(5, value).run_once();
+        if (++out.samples == static_cast<std::size_t>(die_after)) raise(SIGKILL);
+      }
+    }
+    exec(db_, "COMMIT", path_);
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  return out;
+}
+
+std::vector<StoredRun> HistoryStore::runs() const {
+  Statement q(db_,
+              "SELECT r.id, r.content_sha256, r.source, r.timestamp_utc, r.git_sha, r.hostname, r.device, "
+              "r.fingerprint_slug, r.model_sha256, (SELECT count(*) FROM samples s WHERE s.run_id = r.id) "
+              "FROM runs r ORDER BY r.timestamp_utc, r.id",
+              path_);
+  std::vector<StoredRun> out;
+  while (q.step()) {
+    out.push_back({q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), q.text(6), q.text(7), q.text(8),
+                   static_cast<std::size_t>(q.integer(9))});
+  }
+  return out;
+}
+
+}  // namespace tipbench::history
