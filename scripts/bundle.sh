@@ -10,8 +10,8 @@
 # Exit: 0 packed; 1 the bundle breaks a rule (a library not found, an absolute build path left,
 # over 56 MiB); 2 usage error, or a missing build or tool.
 #
-# The bundle: run.sh (the one entry point), bin/ (tipbench, tipbench_micro), tests/ (every test
-# binary), lib/ (every shared library they load that is neither the C/C++ runtime nor LibTorch nor
+# The bundle: run.sh (the one entry point), bin/ (tipbench, tipbench_micro), tests/ (the test
+# binaries but not_carried's), lib/ (every shared library they load that is neither the C/C++ runtime nor LibTorch nor
 # CUDA, found with ldd; and nvJPEG, which torch's own CUDA wheels lack), share/ (files the tests and reports read at run time, the result checker,
 # build-info.sh) and MANIFEST.txt. The binaries find lib/ through RPATH $ORIGIN/../lib (patchelf);
 # LibTorch and the CUDA libraries are the target's own, put on the library path by run.sh.
@@ -84,8 +84,16 @@ if [[ -x $build/suites/micro/tipbench_micro ]]; then
 else
   log "warning: no tipbench_micro in $build_dir (TIPBENCH_BUILD_MICRO=OFF?): the micro stage will say so"
 fi
+# Test binaries that stay out: pure computation on result documents and files (statistics, the
+# gate's decision, reports, the readers' fuzzing, the history store) that links no LibTorch and
+# runs no binary, so the device could only repeat what CI ran; the space goes to the tests that
+# can differ there.
+not_carried=(test_stats test_gate test_reports test_reader_fuzz test_history)
 tests=()
-while IFS= read -r t; do is_elf "$t" && tests+=("$t"); done < <(find "$build/tests" -type f -name 'test_*' -perm -u+x | sort)
+while IFS= read -r t; do
+  [[ " ${not_carried[*]} " == *" $(basename "$t") "* ]] && continue
+  is_elf "$t" && tests+=("$t")
+done < <(find "$build/tests" -type f -name 'test_*' -perm -u+x | sort)
 [[ -x ${binaries[0]} ]] || die 2 "no tipbench in $build_dir: build first (scripts/bootstrap.sh)"
 ((${#tests[@]})) || log "warning: no test binaries in $build_dir/tests (TIPBENCH_BUILD_TESTS=OFF?)"
 
