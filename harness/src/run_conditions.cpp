@@ -84,7 +84,8 @@ ConditionsProbe::ConditionsProbe()
 RunConditions ConditionsProbe::finish() const {
   RunConditions r;
   const Counters end = read_counters();
-  r.cpus = static_cast<int>(affinity_cpus().size());
+  const auto cpus = affinity_cpus();
+  r.cpus = static_cast<int>(cpus.size());
   r.wall_s = now_seconds() - start_seconds_;
   if (start_.valid && end.valid && end.total > start_.total) {
     const double total = static_cast<double>(end.total - start_.total);
@@ -97,7 +98,7 @@ RunConditions ConditionsProbe::finish() const {
   r.load_average_end = load_average();
   double mhz = 0;
   int counted = 0;
-  for (int cpu : affinity_cpus()) {
+  for (int cpu : cpus) {
     if (auto khz = number_in(fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_cur_freq", cpu))) {
       mhz += *khz / 1000;
       ++counted;

@@ -175,10 +175,11 @@ struct ExportedProgram::Compiled {
       throw ExportedProgramError(fmt::format("the {} graph reads '{}' before it is made", name, value_name));
     return it->second;
   }
-  std::pair<int, c10::IValue> sym(const json& s, const char* constant_key) const {
+  // A symbolic value: a named value of the graph, or the number it was specialised to.
+  std::pair<int, c10::IValue> sym(const json& s) const {
     const auto [kind, v] = union_of(s);
     if (kind == "as_name") return {existing(v->get<std::string>()), {}};
-    if (kind == constant_key || kind == "as_int" || kind == "as_float" || kind == "as_bool") {
+    if (kind == "as_int" || kind == "as_float" || kind == "as_bool") {
       if (v->is_boolean()) return {-1, v->get<bool>()};
       if (v->is_number_integer()) return {-1, v->get<std::int64_t>()};
       return {-1, v->get<double>()};
@@ -239,7 +240,7 @@ Argument ExportedProgram::Compiled::decode(const json& serialized, const c10::Ar
   } else if (kind == "as_strings") {
     a.constant = v->get<std::vector<std::string>>();
   } else if (kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") {
-    auto [slot, constant] = sym(*v, kind == "as_sym_int" ? "as_int" : kind == "as_sym_float" ? "as_float" : "as_bool");
+    auto [slot, constant] = sym(*v);
     if (slot < 0) {
       a.constant = constant;
     } else {
@@ -250,7 +251,7 @@ Argument ExportedProgram::Compiled::decode(const json& serialized, const c10::Ar
     const auto type = kind == "as_sym_ints"     ? Argument::ListOf::ints
                       : kind == "as_sym_floats" ? Argument::ListOf::floats
                                                 : Argument::ListOf::bools;
-    list_of(type, [&](const json& e) { return sym(e, "as_int"); });
+    list_of(type, [&](const json& e) { return sym(e); });
   } else if (kind == "as_scalar_type") {
     a.constant = static_cast<std::int64_t>(serde_scalar_type(v->get<int>()));
   } else if (kind == "as_memory_format") {
