@@ -236,15 +236,17 @@ run_result() {
 run_gtest() {
   local name=$1 bin=$2 filter=$3 cap=$4
   run_step "$name" "$cap" "$bin" --gtest_filter="$filter" --gtest_color=no || return 0
-  local log=$logs/$name.log passed skipped failed why
+  local log=$logs/$name.log passed skipped failed failed_list why
   passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
   skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log")
-  failed=$(grep -c '^\[  FAILED  \] [A-Za-z]' "$log")
+  # GoogleTest names a failed test twice: when it ends, "(N ms)", and in the closing list; count the list.
+  failed_list=$(grep '^\[  FAILED  \] [A-Za-z]' "$log" | grep -v ' ms)$' | sed 's/^\[  FAILED  \] //')
+  failed=$(grep -c . <<<"$failed_list")
   why=$(grep -A1 ': Skipped$' "$log" | grep -v -e ': Skipped$' -e '^--$' | sort -u | head -n 1 | cut -c1-120)
   if ((rc == 124 || rc == 137)); then
     result FAIL "$name" "stopped after ${secs} s (time limit)"
   elif ((rc != 0)); then
-    result FAIL "$name" "exit $rc in ${secs} s: ${failed} failed: $(grep '^\[  FAILED  \] [A-Za-z]' "$log" | head -n 3 | sed 's/^\[  FAILED  \] //' | tr '\n' ' ')"
+    result FAIL "$name" "exit $rc in ${secs} s: ${failed} failed: $(head -n 3 <<<"$failed_list" | tr '\n' ' ')"
   elif ((${skipped:-0} > 0 && gpu_count > 0)) && [[ $device != cpu && $filter == *CUDA* ]]; then
     result FAIL "$name" "${skipped} skipped although nvidia-smi lists ${gpu_count} GPU(s): ${why}"
   elif ((${skipped:-0} > 0 && ${passed:-0} == 0)); then

@@ -1,0 +1,1 @@
+B=$PWD/.bundle; R=$OUT/r; mkdir -p $R; TIPBENCH_STAGE_LIMIT_S=30 $B/run.sh tests $R/t 'FusionDetection*' > $R/fusion.txt 2>&1; TIPBENCH_STAGE_LIMIT_S=200 $B/run.sh full $R/f conv_bias inplace grad_accumulation device_creation; tar czf $OUT/all2.tgz -C $OUT r
