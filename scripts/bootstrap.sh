@@ -31,10 +31,13 @@ debian_packages=(cmake ninja-build ccache g++ python3-venv libcli11-dev nlohmann
                  libgtest-dev libgmock-dev libbenchmark-dev libjpeg62-turbo-dev libssl-dev
                  libjs-chart.js libgloo-dev patchelf     # patchelf: scripts/bundle.sh
                  libjemalloc2 libtcmalloc-minimal4       # the allocator suite's LD_PRELOAD arms
-                 libsqlite3-dev)                         # the history store (harness/history)
+                 libsqlite3-dev                          # the history store (harness/history)
+                 libpq-dev                               # ... and its PostgreSQL backend (libpq)
+                 libboost-math-dev)                      # Student's t for history detect (header-only)
 # Test-only: headless Chromium renders the HTML report in tests/gate (the test skips without it);
-# clang-format 14 (Debian 12's) checks the code's layout (scripts/check-format.sh).
-test_debian_packages=(chromium clang-format-14)
+# clang-format 14 (Debian 12's) checks the code's layout (scripts/check-format.sh); PostgreSQL 15's
+# server runs throw-away in tests/history (its tests fail without it).
+test_debian_packages=(chromium clang-format-14 postgresql-15)
 ((want_test)) && debian_packages+=("${test_debian_packages[@]}")
 missing=()
 for p in "${debian_packages[@]}"; do

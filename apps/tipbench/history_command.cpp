@@ -4,13 +4,20 @@
 #include "cli_checks.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/atomic_file.h"
+#include "tipbench/history/detect.h"
 #include "tipbench/history/store.h"
+#include "tipbench/history/trends.h"
+#include "tipbench/reports/history_dashboard.h"
+#include "tipbench/reports/html_report.h"
 #include "tipbench/result.h"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 
@@ -21,6 +28,11 @@ namespace {
 struct HistoryFlags {
   std::string store;  // "" until resolved: --store, $TIPBENCH_HISTORY_STORE, results/history.db
   std::vector<std::string> runs;
+  history::DetectRequest detect;
+  double min_change_pct = 1.0;
+  std::string json_out, markdown_out;
+  std::string report_dir, title = "tipbench history", chartjs;
+  std::size_t recent_points = 200;
 };
 
 std::string store_path(const HistoryFlags& f) {
@@ -32,22 +44,41 @@ std::string store_path(const HistoryFlags& f) {
 // Opens the store, creating its folder; nullopt after saying why (exit 2).
 std::unique_ptr<history::HistoryStore> open_store(const std::string& path) {
   try {
-    const auto folder = std::filesystem::absolute(path).parent_path();
-    std::filesystem::create_directories(folder);
+    if (!history::is_postgres_url(path))
+      std::filesystem::create_directories(std::filesystem::absolute(path).parent_path());
     return std::make_unique<history::HistoryStore>(path);
   } catch (const history::StoreError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}: cannot open the history store: {}\n", path, error_summary(e));
+    fmt::print(stderr, "error: {}: cannot open the history store: {}\n", history::mask_password(path),
+               error_summary(e));
   }
   return nullptr;
 }
 
+// The store must exist for a read: a typo in --store is not an empty history.
+std::unique_ptr<history::HistoryStore> open_existing_store(const std::string& path) {
+  if (!history::is_postgres_url(path) && !std::filesystem::exists(path)) {
+    fmt::print(stderr, "error: {}: no history store there (tipbench history ingest RUN.json makes one)\n", path);
+    return nullptr;
+  }
+  return open_store(path);
+}
+
 int ingest(const HistoryFlags& f) {
-  // Every file is checked before any is stored: a bad one in the list stores nothing.
+  // Every file is read and checked before any is stored: a bad one in the list stores nothing.
+  struct Loaded {
+    std::string path, bytes;
+    Result run;
+  };
+  std::vector<Loaded> loaded;
   for (const auto& path : f.runs) {
     try {
-      (void)read_result(path);
+      std::ifstream in(path, std::ios::binary);
+      std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      if (!in && !in.eof()) throw InputError(path + ": cannot be read");
+      Result run = parse_result_text(bytes, path);
+      loaded.push_back({path, std::move(bytes), std::move(run)});
     } catch (const std::exception& e) {
       fmt::print(stderr, "error: {}; nothing was ingested\n", error_summary(e));
       return exit_code::usage;
@@ -57,9 +88,9 @@ int ingest(const HistoryFlags& f) {
   auto store = open_store(path);
   if (!store) return exit_code::usage;
   std::size_t stored = 0;
-  for (const auto& run : f.runs) {
+  for (const auto& [run, bytes, result] : loaded) {
     try {
-      const auto o = store->ingest(run);
+      const auto o = store->ingest(bytes, result, run);
       stored += !o.already_stored;
       if (o.already_stored) {
         fmt::print("{}: already stored (run {}, sha256 {})\n", run, o.run_id, o.sha256.substr(0, 12));
@@ -74,21 +105,17 @@ int ingest(const HistoryFlags& f) {
       return exit_code::internal;
     }
   }
-  fmt::print("{} new of {} in {}\n", stored, f.runs.size(), path);
+  fmt::print("{} new of {} in {}\n", stored, f.runs.size(), history::mask_password(path));
   return exit_code::ok;
 }
 
 int list_runs(const HistoryFlags& f) {
   const std::string path = store_path(f);
-  if (!std::filesystem::exists(path)) {
-    fmt::print(stderr, "error: {}: no history store there (tipbench history ingest RUN.json makes one)\n", path);
-    return exit_code::usage;
-  }
-  auto store = open_store(path);
+  auto store = open_existing_store(path);
   if (!store) return exit_code::usage;
   try {
     const auto runs = store->runs();
-    if (runs.empty()) fmt::print("no runs in {}\n", path);
+    if (runs.empty()) fmt::print("no runs in {}\n", history::mask_password(path));
     for (const auto& r : runs) {
       fmt::print("{:>5}  {}  {}  {}  git {}  {} samples  sha256 {}\n", r.id, r.timestamp_utc, r.fingerprint_slug,
                  r.device, r.git_sha.empty() ? "-" : r.git_sha.substr(0, 12), r.samples, r.sha256.substr(0, 12));
@@ -98,6 +125,57 @@ int list_runs(const HistoryFlags& f) {
     return exit_code::internal;
   }
   return exit_code::ok;
+}
+
+int detect(HistoryFlags& f) {
+  const std::string path = store_path(f);
+  if ((!f.json_out.empty() && !output_file_writable("--json", f.json_out)) ||
+      (!f.markdown_out.empty() && !output_file_writable("--markdown", f.markdown_out))) {
+    return exit_code::usage;
+  }
+  auto store = open_existing_store(path);
+  if (!store) return exit_code::usage;
+  f.detect.min_change_floor = f.min_change_pct / 100;
+  try {
+    const auto report = history::detect(*store, f.detect);
+    fmt::print("{}", history::detect_console(report));
+    if (!f.json_out.empty()) write_file_atomically(f.json_out, history::detect_json(report).dump(2) + "\n");
+    if (!f.markdown_out.empty()) write_file_atomically(f.markdown_out, history::detect_markdown(report));
+    return report.new_regressions() > 0 ? exit_code::failed : exit_code::ok;
+  } catch (const history::StoreError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", error_summary(e));
+  }
+  return exit_code::internal;
+}
+
+int report(HistoryFlags& f) {
+  const std::string path = store_path(f);
+  if (!output_dir_writable("--out", f.report_dir)) return exit_code::usage;
+  std::string chartjs;
+  try {
+    chartjs = reports::read_chartjs(f.chartjs.empty() ? reports::default_chartjs_path() : f.chartjs);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", error_summary(e));
+    return exit_code::usage;
+  }
+  auto store = open_existing_store(path);
+  if (!store) return exit_code::usage;
+  try {
+    const auto changes = history::detect(*store, f.detect);
+    const auto trends = history::read_trends(*store, f.detect.filter);
+    const auto written = reports::write_history_dashboard(trends, changes, f.report_dir, chartjs,
+                                                          {.title = f.title, .recent_points = f.recent_points});
+    fmt::print("wrote {}/index.html: {} series, {} points drawn, {} change point(s), {} files\n", f.report_dir,
+               written.series, written.points, written.changes, written.files);
+    return exit_code::ok;
+  } catch (const history::StoreError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", error_summary(e));
+  }
+  return exit_code::internal;
 }
 
 }  // namespace
@@ -114,9 +192,45 @@ Command add_history_command(CLI::App& app) {
       "ingest", "Store result files, each once (by its SHA-256) and atomically, with every block's sample");
   ingest_cmd->add_option("runs", f->runs, "Result files")->required()->check(CLI::ExistingFile);
   auto* runs_cmd = sub->add_subcommand("runs", "List the stored runs, oldest first");
-  return {sub, [f, ingest_cmd, runs_cmd] {
+  auto* detect_cmd = sub->add_subcommand(
+      "detect", "Find change points in every series (E-divisive means with a t-test); exit 1 on a new regression");
+  detect_cmd
+      ->add_option("--since", f->detect.since,
+                   "Only changes whose first run after is this late (UTC, e.g. 2026-11-20) are new")
+      ->check(not_a_flag());
+  detect_cmd->add_option("--series", f->detect.filter, "Only series whose \"suite/case/arm metric\" contains this text")
+      ->check(not_a_flag());
+  detect_cmd->add_option("--window", f->detect.detector.window, "Runs per window (default 50)")
+      ->check(whole_number(4, 100000));
+  detect_cmd
+      ->add_option("--p-value", f->detect.detector.max_p_value, "Largest p-value of a change point (default 0.001)")
+      ->check(real_number(1e-12, 0.5));
+  detect_cmd
+      ->add_option("--min-change", f->min_change_pct,
+                   "Smallest change reported, in percent (default 1; a noisy series' own bound is larger)")
+      ->check(real_number(0.0, 1000.0));
+  detect_cmd->add_option("--json", f->json_out, "Also write the change points as JSON")->check(not_a_flag());
+  detect_cmd->add_option("--markdown", f->markdown_out, "Also write them as a Markdown table")->check(not_a_flag());
+  auto* report_cmd = sub->add_subcommand(
+      "report",
+      "Write the trend dashboard: a static site (index.html, one data file per series) that opens from file://");
+  report_cmd->add_option("--out", f->report_dir, "The site's folder (made when absent)")
+      ->required()
+      ->check(not_a_flag());
+  report_cmd->add_option("--series", f->detect.filter, "Only series whose \"case/arm metric\" contains this text")
+      ->check(not_a_flag());
+  report_cmd
+      ->add_option("--recent", f->recent_points,
+                   "Runs per series drawn in full; older ones thinned to as many again (default 200)")
+      ->check(whole_number(1, 1000000));
+  report_cmd->add_option("--title", f->title, "The page's title")->check(not_a_flag());
+  report_cmd->add_option("--chartjs", f->chartjs, "Chart.js to copy beside the page (default: Debian's libjs-chart.js)")
+      ->check(not_a_flag());
+  return {sub, [f, ingest_cmd, runs_cmd, detect_cmd, report_cmd] {
+            if (report_cmd->parsed()) return report(*f);
             if (ingest_cmd->parsed()) return ingest(*f);
             if (runs_cmd->parsed()) return list_runs(*f);
+            if (detect_cmd->parsed()) return detect(*f);
             return exit_code::usage;
           }};
 }

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <sstream>
 
@@ -382,17 +384,23 @@ Result parse_result(const ojson& document, const std::string& origin) {
 }
 
 Result read_result(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": a folder, not a result file");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the result file");
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw InputError(path + ": cannot read the result file");
+  return parse_result_text(text, path);
+}
+
+Result parse_result_text(const std::string& text, const std::string& origin) {
   ojson document;
   try {
-    document = ojson::parse(in);
+    document = ojson::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
-    throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", path, e.what()));
-  } catch (const std::exception& e) {  // a read error, e.g. the path is a directory
-    throw InputError(fmt::format("{}: cannot read the result file: {}", path, e.what()));
+    throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", origin, e.what()));
   }
-  return parse_result(document, path);
+  return parse_result(document, origin);
 }
 
 void write_result_atomically(const Result& result, const std::string& path) {

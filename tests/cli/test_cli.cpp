@@ -263,7 +263,9 @@ TEST(CliUsage, EveryFlagIsDocumented) {
                                                              {"compare"},
                                                              {"gate"},
                                                              {"report"},
-                                                             {"history"}};
+                                                             {"history"},
+                                                             {"history", "detect"},
+                                                             {"history", "report"}};
   const std::regex flag(R"(^\s+(?:-\w,\s*)?(--[a-z][a-z0-9-]*))");
   for (auto args : subcommands) {
     args.push_back("--help");

@@ -3,6 +3,7 @@
 #include "tipbench/result.h"
 
 #include "child_process.h"
+#include "postgres_server.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "test_paths.h"
@@ -68,6 +69,76 @@ TEST(HistoryCli, IngestsOnceListsAndRefusesBadInputWithExitTwo) {
   const auto missing = tipbench_cmd(dir, {"history", "--store", (dir / "none.db").string(), "runs"});
   EXPECT_EQ(missing.code, 2);
   EXPECT_FALSE(fs::exists(dir / "none.db"));
+}
+
+TEST(HistoryCli, IngestsIntoAPostgresServerWithThePasswordMasked) {
+  using tipbench::testing::PostgresServer;
+  const auto dir = fresh_scratch_dir("history_cli_postgres");
+  const auto url = PostgresServer::instance().fresh_database("cli");
+  const auto a = (dir / "a.json").string(), b = (dir / "b.json").string();
+  tipbench::write_result_atomically(synthetic_run({.seed = 1}), a);
+  tipbench::write_result_atomically(synthetic_run({.seed = 2}), b);
+  const auto first = tipbench_cmd(dir, {"history", "--store", url, "ingest", a, b});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_TRUE(has(first.out, "stored as run 1")) << first.out;
+  EXPECT_TRUE(has(first.out, "2 new of 2 in postgresql://tipbench:***@")) << first.out;
+  const auto again = tipbench_cmd(dir, {"history", "--store", url, "ingest", a});
+  EXPECT_TRUE(has(again.out, "already stored")) << again.out;
+  const auto listed = tipbench::testing::run_child({TIPBENCH_BINARY, "history", "runs"}, dir / "runs.out",
+                                                   dir / "runs.err", {{"TIPBENCH_HISTORY_STORE", url}});
+  EXPECT_EQ(listed.code, 0) << listed.err;
+  EXPECT_EQ(std::count(listed.out.begin(), listed.out.end(), '\n'), 2) << listed.out;
+  for (const auto& text : {first.out, first.err, again.out, listed.out, listed.err}) {
+    EXPECT_FALSE(has(text, PostgresServer::kPassword)) << text;
+  }
+
+  // A wrong password, a closed port: exit 2, one line, the password never shown.
+  const auto port = std::to_string(PostgresServer::instance().port());
+  const auto wrong = tipbench_cmd(
+      dir, {"history", "--store", "postgresql://tipbench:wrong-pw@127.0.0.1:" + port + "/postgres", "runs"});
+  EXPECT_EQ(wrong.code, 2) << wrong.out << wrong.err;
+  EXPECT_TRUE(has(wrong.err, "***")) << wrong.err;
+  EXPECT_FALSE(has(wrong.err, "wrong-pw")) << wrong.err;
+  EXPECT_EQ(std::count(wrong.err.begin(), wrong.err.end(), '\n'), 1) << wrong.err;
+  const auto closed =
+      tipbench_cmd(dir, {"history", "--store", "postgresql://tipbench@127.0.0.1:1/x?connect_timeout=5", "runs"});
+  EXPECT_EQ(closed.code, 2) << closed.err;
+  EXPECT_TRUE(has(closed.err, "cannot connect")) << closed.err;
+}
+
+TEST(HistoryCli, DetectExitsOneOnANewRegressionAndWritesItsReports) {
+  const auto dir = fresh_scratch_dir("history_cli_detect");
+  const auto store = (dir / "history.db").string();
+  std::vector<std::string> ingest{"history", "--store", store, "ingest"};
+  for (int i = 0; i < 12; ++i) {
+    const auto file = (dir / ("run" + std::to_string(i) + ".json")).string();
+    tipbench::write_result_atomically(synthetic_run({.factor = i >= 8 ? 0.8 : 1.0,
+                                                     .seed = static_cast<std::uint64_t>(i),
+                                                     .timestamp = "2026-11-" + std::to_string(10 + i) + "T03:00:00Z"}),
+                                      file);
+    ingest.push_back(file);
+  }
+  ASSERT_EQ(tipbench_cmd(dir, ingest).code, 0);
+  const auto json = (dir / "detect.json").string(), md = (dir / "detect.md").string();
+  const auto found = tipbench_cmd(
+      dir, {"history", "--store", store, "detect", "--series", "throughput", "--json", json, "--markdown", md});
+  EXPECT_EQ(found.code, 1) << found.out << found.err;
+  EXPECT_TRUE(has(found.out, "REGRESSION   zero_grad/model:m0/batch:8/arm:base throughput_samples_per_s")) << found.out;
+  EXPECT_TRUE(has(found.out, "2 new regression(s)")) << found.out;
+  EXPECT_TRUE(fs::exists(json));
+  EXPECT_TRUE(fs::exists(md));
+  const auto old_news = tipbench_cmd(dir, {"history", "--store", store, "detect", "--since", "2026-11-30"});
+  EXPECT_EQ(old_news.code, 0) << old_news.out << old_news.err;
+  EXPECT_TRUE(has(old_news.out, "0 new regression(s)")) << old_news.out;
+
+  // Bad input: exit 2, one line, before any work.
+  const auto missing = tipbench_cmd(dir, {"history", "--store", (dir / "none.db").string(), "detect"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_TRUE(has(missing.err, "no history store there")) << missing.err;
+  const auto bad_out = tipbench_cmd(dir, {"history", "--store", store, "detect", "--json", "/proc/x/y.json"});
+  EXPECT_EQ(bad_out.code, 2) << bad_out.err;
+  const auto bad_p = tipbench_cmd(dir, {"history", "--store", store, "detect", "--p-value", "nan"});
+  EXPECT_EQ(bad_p.code, 2) << bad_p.err;
 }
 
 }  // namespace

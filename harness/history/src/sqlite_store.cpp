@@ -1,5 +1,6 @@
 #include "tipbench/history/store.h"
 
+#include "ingest_common.h"
 #include "store_schema.h"
 #include "tipbench/gate/cells.h"
 #include "tipbench/result.h"
@@ -7,12 +8,6 @@
 
 #include <fmt/format.h>
 #include <signal.h>
-
-#include <chrono>
-#include <cstdlib>
-#include <ctime>
-#include <fstream>
-#include <iterator>
 
 namespace tipbench::history {
 
@@ -57,6 +52,7 @@ class Statement {
     reset();
   }
   std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+  double real(int column) const { return sqlite3_column_double(stmt_, column); }
   std::string text(int column) const {
     const auto* p = sqlite3_column_text(stmt_, column);
     return p ? reinterpret_cast<const char*>(p) : "";
@@ -76,30 +72,25 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
+class SqliteStore final : public StoreBackend {
+ public:
+  explicit SqliteStore(const std::string& path);
+  ~SqliteStore() override { sqlite3_close(db_); }
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
 
-std::string model_sha256_of(const Result& r) {
-  if (!r.context.model_file.is_object()) return "";
-  return r.context.model_file.value("sha256", "");
-}
+  IngestOutcome ingest(const std::string& bytes, const Result& run, const std::string& source) override;
+  std::vector<StoredRun> runs() const override;
+  std::vector<SeriesInfo> series() const override;
+  std::map<std::int64_t, TrendPoint> run_points() const override;
+  std::vector<std::pair<std::int64_t, double>> samples(std::int64_t series_id) const override;
 
-// Test knob (docs/history.md): the process kills itself after this many samples of an ingest,
-// inside the transaction, so the tests can show that a killed ingest leaves nothing.
-long die_after_samples() {
-  const char* v = std::getenv("TIPBENCH_HISTORY_TEST_DIE_AFTER_SAMPLES");
-  return v ? std::strtol(v, nullptr, 10) : -1;
-}
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
 
-}  // namespace
-
-HistoryStore::HistoryStore(const std::string& path) : path_(path) {
+SqliteStore::SqliteStore(const std::string& path) : path_(path) {
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -114,13 +105,7 @@ HistoryStore::HistoryStore(const std::string& path) : path_(path) {
   }
 }
 
-HistoryStore::~HistoryStore() { sqlite3_close(db_); }
-
-IngestOutcome HistoryStore::ingest(const std::string& result_path) {
-  std::ifstream in(result_path, std::ios::binary);
-  if (!in) throw InputError(result_path + ": cannot be read");
-  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const Result run = read_result(result_path);  // InputError: not a result this build reads
+IngestOutcome SqliteStore::ingest(const std::string& bytes, const Result& run, const std::string& source) {
   IngestOutcome out;
   out.sha256 = sha256_hex({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
   const std::string model = model_sha256_of(run);
@@ -143,7 +128,7 @@ IngestOutcome HistoryStore::ingest(const std::string& result_path) {
         "ingested_utc) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         path_);
     insert_run.bind(1, out.sha256)
-        .bind(2, result_path)
+        .bind(2, source)
         .bind(3, c.timestamp_utc)
         .bind(4, c.git.sha)
         .bind(5, std::int64_t{c.git.dirty})
@@ -194,7 +179,7 @@ IngestOutcome HistoryStore::ingest(const std::string& result_path) {
   return out;
 }
 
-std::vector<StoredRun> HistoryStore::runs() const {
+std::vector<StoredRun> SqliteStore::runs() const {
   Statement q(db_,
               "SELECT r.id, r.content_sha256, r.source, r.timestamp_utc, r.git_sha, r.hostname, r.device, "
               "r.fingerprint_slug, r.model_sha256, (SELECT count(*) FROM samples s WHERE s.run_id = r.id) "
@@ -207,5 +192,34 @@ std::vector<StoredRun> HistoryStore::runs() const {
   }
   return out;
 }
+
+std::vector<SeriesInfo> SqliteStore::series() const {
+  Statement q(db_,
+              "SELECT id, suite, case_name, arm, metric, fingerprint_slug, model_sha256 FROM series "
+              "ORDER BY suite, case_name, arm, metric, fingerprint_slug, model_sha256",
+              path_);
+  std::vector<SeriesInfo> out;
+  while (q.step()) out.push_back({q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), q.text(6)});
+  return out;
+}
+
+std::map<std::int64_t, TrendPoint> SqliteStore::run_points() const {
+  Statement q(db_, "SELECT id, timestamp_utc, git_sha, libtorch_version, fingerprint, conditions FROM runs", path_);
+  std::map<std::int64_t, TrendPoint> out;
+  while (q.step()) out[q.integer(0)] = {q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), {}};
+  return out;
+}
+
+std::vector<std::pair<std::int64_t, double>> SqliteStore::samples(std::int64_t series_id) const {
+  Statement q(db_, "SELECT run_id, value FROM samples WHERE series_id = ?1 ORDER BY run_time, run_id, block", path_);
+  q.bind(1, series_id);
+  std::vector<std::pair<std::int64_t, double>> out;
+  while (q.step()) out.emplace_back(q.integer(0), q.real(1));
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<StoreBackend> open_sqlite_store(const std::string& path) { return std::make_unique<SqliteStore>(path); }
 
 }  // namespace tipbench::history

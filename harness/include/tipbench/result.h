@@ -178,6 +178,8 @@ ArmProfile profile_from_json(const nlohmann::ordered_json& j);
 // than kSchemaMajor, or a document that does not match the schema.
 Result read_result(const std::string& path);
 Result parse_result(const nlohmann::ordered_json& document, const std::string& origin);
+// The same for a file's bytes already read (`origin` names it in errors).
+Result parse_result_text(const std::string& text, const std::string& origin);
 // Temp file in the same directory, flushed, then renamed over `path`: a reader sees the old file
 // or the new one, never a part. Creates missing parent directories. Throws std::runtime_error.
 void write_result_atomically(const Result& result, const std::string& path);

@@ -1,7 +1,8 @@
 // The history store: every run ingested once (by its file's SHA-256), with every block's sample of
 // every cell (suite, case, arm, metric), keyed into series by the run's fingerprint and model, in
-// an embedded SQLite file (WAL mode: readers never block an ingest). The JSON results stay the
-// interchange format: the store can be rebuilt from them. Schema and limits: docs/history.md.
+// an embedded SQLite file (WAL mode: readers never block an ingest) or a fleet's PostgreSQL server
+// (a postgresql:// URL), same schema. The JSON results stay the interchange format: the store can
+// be rebuilt from them. Schema and limits: docs/history.md.
 // Example:
 //   tipbench::history::HistoryStore store("results/history.db");   // creates it; StoreError if bad
 //   const auto outcome = store.ingest("run.json");                    // one transaction
@@ -9,12 +10,16 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-struct sqlite3;
+namespace tipbench {
+struct Result;
+}
 
 namespace tipbench::history {
 
@@ -38,10 +43,46 @@ struct StoredRun {
   std::size_t samples = 0;
 };
 
+// One series: a cell (suite, case, arm, metric) on one fingerprint and one model.
+struct SeriesInfo {
+  std::int64_t id = 0;
+  std::string suite, case_name, arm, metric, fingerprint_slug, model_sha256;
+};
+
+// One run's samples of one series, with what the detector reports beside a change.
+struct TrendPoint {
+  std::int64_t run_id = 0;
+  std::string timestamp_utc, git_sha, libtorch_version;
+  std::string fingerprint;      // the run's fingerprint, JSON text
+  std::string conditions;       // the run's conditions of measurement, JSON text ("null": none recorded)
+  std::vector<double> samples;  // by block
+};
+
+// What a store does; one implementation per database (SQLite, PostgreSQL).
+class StoreBackend {
+ public:
+  virtual ~StoreBackend() = default;
+  // `bytes` are the result file's, `run` their parse, `source` the file's path (recorded).
+  virtual IngestOutcome ingest(const std::string& bytes, const Result& run, const std::string& source) = 0;
+  virtual std::vector<StoredRun> runs() const = 0;
+  virtual std::vector<SeriesInfo> series() const = 0;
+  // Every run's columns a trend shows (TrendPoint without samples), by run id.
+  virtual std::map<std::int64_t, TrendPoint> run_points() const = 0;
+  // A series' samples as (run id, value), by run time, run and block: one index range.
+  virtual std::vector<std::pair<std::int64_t, double>> samples(std::int64_t series_id) const = 0;
+};
+
+// True for a location that names a PostgreSQL server (postgresql:// or postgres://).
+bool is_postgres_url(const std::string& location);
+// The location with a URL's password (user:PASSWORD@, ?password=...) replaced by ***: what every
+// message shows. A file path comes back as it is.
+std::string mask_password(const std::string& location);
+
 class HistoryStore {
  public:
-  // Opens the SQLite file at `path`, creating it and its schema when absent. Throws StoreError.
-  explicit HistoryStore(const std::string& path);
+  // Opens the store at `location`: a SQLite file (made with its schema when absent) or a
+  // postgresql:// URL (the schema made when the database has none). Throws StoreError.
+  explicit HistoryStore(const std::string& location);
   ~HistoryStore();
   HistoryStore(const HistoryStore&) = delete;
   HistoryStore& operator=(const HistoryStore&) = delete;
@@ -50,12 +91,22 @@ class HistoryStore {
   // when a run with the same bytes is stored. Throws InputError for a file that is no result
   // (read_result's), StoreError when the store refuses it. Waits up to 30 s for another ingest.
   IngestOutcome ingest(const std::string& result_path);
+  // The same for a file already read and parsed.
+  IngestOutcome ingest(const std::string& bytes, const Result& run, const std::string& source);
 
   std::vector<StoredRun> runs() const;  // oldest first (by the run's own time)
+  std::vector<SeriesInfo> series() const;
+  std::vector<TrendPoint> trend(std::int64_t series_id) const;  // oldest run first
 
  private:
-  std::string path_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<StoreBackend> backend_;
+  // The runs' columns, read once for all the trends a reader asks for (a fingerprint per sample
+  // row would cost PostgreSQL gigabytes over 10,000 series); dropped by an ingest.
+  mutable std::optional<std::map<std::int64_t, TrendPoint>> run_points_;
 };
+
+// The backends (src/): each throws StoreError when the store cannot be used.
+std::unique_ptr<StoreBackend> open_sqlite_store(const std::string& path);
+std::unique_ptr<StoreBackend> open_postgres_store(const std::string& url);
 
 }  // namespace tipbench::history

@@ -1,0 +1,66 @@
+// `tipbench history detect`: change points in every stored series (docs/history.md). A series is
+// one cell (suite, case, arm, metric) on one kind of hardware and one model; its software (LibTorch,
+// CUDA, driver) may change along it, and a change point names what changed between its two sides.
+// Example:
+//   tipbench::history::HistoryStore store("results/history.db");
+//   const auto report = tipbench::history::detect(store, {});
+//   fmt::print("{}", tipbench::history::detect_console(report));
+#pragma once
+
+#include "tipbench/history/change_points.h"
+#include "tipbench/history/store.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tipbench::history {
+
+struct DetectRequest {
+  DetectorOptions detector;        // window, p-value; min_change is set per series (below)
+  double min_change_floor = 0.01;  // no change under 1% is reported (Chromium's dashboard's filter)
+  double noise_multiple = 1.5;     // ... nor one under 1.5 x the series' run-to-run noise (docs/history.md)
+  std::string since;               // UTC time: only changes whose first run after is this late are new
+  std::string filter;              // substring of "suite/case/arm metric" ("" = every series)
+};
+
+// One change point of one series' per-run values, judged: which way it went, the series' own bound.
+struct JudgedChange {
+  ChangePoint point;
+  double min_change = 0;    // the series' own bound (noise-derived, at least the floor)
+  bool regression = false;  // the metric moved the wrong way
+};
+
+// The change points of one series (per-run values, oldest first), with the request's bounds.
+std::vector<JudgedChange> judge_series(const std::vector<double>& values, bool higher_is_better,
+                                       const DetectRequest& request);
+
+struct SeriesChange {
+  std::string cell;  // "suite/model:m/batch:8/arm:base": the case and the arm
+  std::string metric, hardware, model_sha256;
+  ChangePoint point;
+  double min_change = 0;    // the series' own bound (noise-derived, at least the floor)
+  bool regression = false;  // the metric moved the wrong way
+  bool is_new = true;       // its first run after is no earlier than `since`
+  std::string before_time, after_time, before_git, after_git;
+  std::int64_t before_run = 0, after_run = 0;
+  std::string software_change;  // "libtorch_version 2.11.0 -> 2.15.0, ..." between the two runs; "" if none
+};
+
+struct DetectReport {
+  DetectRequest request;
+  std::size_t series = 0, runs = 0;     // series examined, run points in them
+  std::size_t flagged = 0;              // points left out: measured under load (conditions of measurement)
+  std::vector<SeriesChange> changes;    // by series, then by run
+  std::size_t new_regressions() const;  // exit 1 when > 0
+};
+
+// Reads every series of the store and finds its change points. Throws StoreError.
+DetectReport detect(const HistoryStore& store, const DetectRequest& request);
+
+std::string detect_console(const DetectReport& report);
+std::string detect_markdown(const DetectReport& report);
+nlohmann::json detect_json(const DetectReport& report);
+
+}  // namespace tipbench::history

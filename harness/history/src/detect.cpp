@@ -1,0 +1,159 @@
+#include "tipbench/history/detect.h"
+
+#include "tipbench/fingerprint.h"
+#include "tipbench/gate/cells.h"
+#include "tipbench/history/trends.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tipbench::history {
+
+namespace {
+
+std::string software_change(const std::string& before, const std::string& after) {
+  try {
+    Fingerprint a, b;
+    from_json(nlohmann::json::parse(before), a);
+    from_json(nlohmann::json::parse(after), b);
+    return fingerprint_changes_text(a, b);
+  } catch (const std::exception&) {
+    return "";  // an unreadable stored fingerprint names no change
+  }
+}
+
+std::string short_git(const std::string& sha) { return sha.empty() ? "-" : sha.substr(0, 12); }
+
+std::string interval(const ChangePoint& p) {
+  return fmt::format("x{:.3f} [{:.3f}, {:.3f}]", p.ratio, p.ratio_low, p.ratio_high);
+}
+
+std::string verdict(const SeriesChange& c) {
+  if (!c.regression) return "improvement";
+  return c.is_new ? "REGRESSION" : "regression";
+}
+
+}  // namespace
+
+std::vector<JudgedChange> judge_series(const std::vector<double>& values, bool higher_is_better,
+                                       const DetectRequest& request) {
+  DetectorOptions options = request.detector;
+  options.min_change = std::max(request.min_change_floor, request.noise_multiple * run_to_run_noise(values));
+  std::vector<JudgedChange> out;
+  for (const auto& cp : find_change_points(values, options)) {
+    out.push_back({cp, options.min_change, higher_is_better ? cp.ratio < 1 : cp.ratio > 1});
+  }
+  return out;
+}
+
+std::size_t DetectReport::new_regressions() const {
+  return std::count_if(changes.begin(), changes.end(), [](const SeriesChange& c) { return c.regression && c.is_new; });
+}
+
+DetectReport detect(const HistoryStore& store, const DetectRequest& request) {
+  DetectReport report;
+  report.request = request;
+  for (const auto& t : read_trends(store, request.filter)) {
+    // Runs measured under load are flagged, never cut at: a loaded machine looks like a slower build.
+    std::vector<const TrendPoint*> points;
+    std::vector<double> values;
+    for (std::size_t i = 0; i < t.runs.size(); ++i) {
+      if (t.loaded[i]) {
+        ++report.flagged;
+        continue;
+      }
+      points.push_back(&t.runs[i]);
+      values.push_back(t.medians[i]);
+    }
+    ++report.series;
+    report.runs += points.size();
+    for (const auto& judged : judge_series(values, gate::higher_is_better(t.metric), request)) {
+      const auto& cp = judged.point;
+      SeriesChange c;
+      c.cell = t.cell;
+      c.metric = t.metric;
+      c.hardware = t.hardware;
+      c.model_sha256 = t.model_sha256;
+      c.point = cp;
+      c.min_change = judged.min_change;
+      c.regression = judged.regression;
+      const auto& before = *points[cp.index - 1];
+      const auto& after = *points[cp.index];
+      c.before_time = before.timestamp_utc;
+      c.after_time = after.timestamp_utc;
+      c.before_git = before.git_sha;
+      c.after_git = after.git_sha;
+      c.before_run = before.run_id;
+      c.after_run = after.run_id;
+      c.is_new = request.since.empty() || after.timestamp_utc >= request.since;
+      c.software_change = software_change(before.fingerprint, after.fingerprint);
+      report.changes.push_back(std::move(c));
+    }
+  }
+  return report;
+}
+
+std::string detect_console(const DetectReport& r) {
+  std::string out = fmt::format(
+      "history detect: {} series, {} runs ({} flagged: measured under load, left out); E-divisive, "
+      "window {}, p <= {}\n",
+      r.series, r.runs, r.flagged, r.request.detector.window, r.request.detector.max_p_value);
+  if (r.changes.empty()) out += "no change points\n";
+  for (const auto& c : r.changes) {
+    out += fmt::format("{:<12} {} {} on {}: {} p={:.2g} (bound {:.1f}%), runs {} -> {} (git {} -> {}, {} -> {}){}\n",
+                       verdict(c), c.cell, c.metric, c.hardware, interval(c.point), c.point.p_value, 100 * c.min_change,
+                       c.before_run, c.after_run, short_git(c.before_git), short_git(c.after_git), c.before_time,
+                       c.after_time, c.software_change.empty() ? "" : "; software changed: " + c.software_change);
+  }
+  out += fmt::format("{} new regression(s)\n", r.new_regressions());
+  return out;
+}
+
+std::string detect_markdown(const DetectReport& r) {
+  std::string out = fmt::format(
+      "### tipbench history detect: {} new regression(s)\n\n{} series, {} runs ({} flagged as measured "
+      "under load and left out); E-divisive means with a t-test, window {}, p <= {}.\n\n",
+      r.new_regressions(), r.series, r.runs, r.flagged, r.request.detector.window, r.request.detector.max_p_value);
+  if (r.changes.empty()) return out + "No change points.\n";
+  out += "| verdict | series | metric | hardware | ratio [95% CI] | p | runs | git | software changed |\n";
+  out += "|---|---|---|---|---:|---:|---|---|---|\n";
+  for (const auto& c : r.changes) {
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {:.2g} | {} → {} | {} → {} | {} |\n", verdict(c), c.cell, c.metric,
+                    c.hardware, interval(c.point), c.point.p_value, c.before_run, c.after_run, short_git(c.before_git),
+                    short_git(c.after_git), c.software_change.empty() ? "-" : c.software_change);
+  }
+  return out;
+}
+
+nlohmann::json detect_json(const DetectReport& r) {
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& c : r.changes) {
+    changes.push_back({{"verdict", verdict(c)},
+                       {"cell", c.cell},
+                       {"metric", c.metric},
+                       {"hardware", c.hardware},
+                       {"model_sha256", c.model_sha256},
+                       {"ratio", c.point.ratio},
+                       {"ratio_low", c.point.ratio_low},
+                       {"ratio_high", c.point.ratio_high},
+                       {"p_value", c.point.p_value},
+                       {"min_change", c.min_change},
+                       {"runs_before", c.point.n_before},
+                       {"runs_after", c.point.n_after},
+                       {"before", {{"run", c.before_run}, {"time", c.before_time}, {"git", c.before_git}}},
+                       {"after", {{"run", c.after_run}, {"time", c.after_time}, {"git", c.after_git}}},
+                       {"software_change", c.software_change}});
+  }
+  return {{"series", r.series},
+          {"runs", r.runs},
+          {"flagged", r.flagged},
+          {"window", r.request.detector.window},
+          {"max_p_value", r.request.detector.max_p_value},
+          {"since", r.request.since},
+          {"new_regressions", r.new_regressions()},
+          {"changes", changes}};
+}
+
+}  // namespace tipbench::history

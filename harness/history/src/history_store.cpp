@@ -1,0 +1,52 @@
+#include "tipbench/history/store.h"
+
+#include "tipbench/result.h"
+
+#include <fstream>
+#include <iterator>
+
+namespace tipbench::history {
+
+bool is_postgres_url(const std::string& location) {
+  return location.starts_with("postgresql://") || location.starts_with("postgres://");
+}
+
+HistoryStore::HistoryStore(const std::string& location)
+    : backend_(is_postgres_url(location) ? open_postgres_store(location) : open_sqlite_store(location)) {}
+
+HistoryStore::~HistoryStore() = default;
+
+IngestOutcome HistoryStore::ingest(const std::string& result_path) {
+  std::ifstream in(result_path, std::ios::binary);
+  if (!in) throw InputError(result_path + ": cannot be read");
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return ingest(bytes, parse_result_text(bytes, result_path), result_path);  // InputError: not a result
+}
+
+IngestOutcome HistoryStore::ingest(const std::string& bytes, const Result& run, const std::string& source) {
+  run_points_.reset();
+  return backend_->ingest(bytes, run, source);
+}
+
+std::vector<StoredRun> HistoryStore::runs() const { return backend_->runs(); }
+std::vector<SeriesInfo> HistoryStore::series() const { return backend_->series(); }
+std::vector<TrendPoint> HistoryStore::trend(std::int64_t series_id) const {
+  if (!run_points_) run_points_ = backend_->run_points();
+  const auto samples = backend_->samples(series_id);
+  std::vector<TrendPoint> out;
+  for (const auto& [run, value] : samples) {
+    if (out.empty() || out.back().run_id != run) {
+      auto known = run_points_->find(run);
+      if (known == run_points_->end()) {  // ingested by another process since the runs were read
+        run_points_ = backend_->run_points();
+        known = run_points_->find(run);
+        if (known == run_points_->end()) throw StoreError("a sample of run " + std::to_string(run) + " has no run");
+      }
+      out.push_back(known->second);
+    }
+    out.back().samples.push_back(value);
+  }
+  return out;
+}
+
+}  // namespace tipbench::history

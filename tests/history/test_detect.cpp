@@ -1,0 +1,87 @@
+// `history detect` over a real store (tipbench/history/detect.h): a planted slowdown that came
+// with a LibTorch upgrade is found in the one series the two stacks share, named as a regression
+// with the software change; a run measured under load is flagged, not cut at; --since decides
+// what is new.
+#include "tipbench/history/detect.h"
+#include "tipbench/history/trends.h"
+#include "tipbench/result.h"
+
+#include "scratch_dir.h"
+#include "synthetic.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace h = tipbench::history;
+using tipbench::testing::fresh_scratch_dir;
+using tipbench::testing::synthetic_run;
+
+// 30 nightly runs of one binary: runs 20.. are 10% slower and built on LibTorch 2.15.0; run 8 was
+// measured while other processes took 60% of the CPUs and is 30% slower.
+std::string nightly_store(const std::string& name) {
+  const auto dir = fresh_scratch_dir(name);
+  const auto store_path = (dir / "history.db").string();
+  h::HistoryStore store(store_path);
+  for (int i = 0; i < 30; ++i) {
+    auto run = synthetic_run({.libtorch_version = i >= 20 ? "2.15.0" : "2.11.0",
+                              .cv = 0.01,
+                              .factor = i >= 20 ? 0.9 : (i == 8 ? 0.7 : 1.0),
+                              .seed = static_cast<std::uint64_t>(100 + i),
+                              .timestamp = fmt::format("2026-11-{:02}T03:00:00Z", i + 1)});
+    run.context.git.sha = fmt::format("{:040}", i);
+    if (i == 8) {
+      run.context.conditions = {{"cpus", 2},    {"wall_s", 60},       {"foreign_cpu", 0.6},
+                                {"steal", 0.0}, {"cpu_mhz", nullptr}, {"governor", nullptr}};
+    }
+    const auto file = (dir / fmt::format("run{:02}.json", i)).string();
+    tipbench::write_result_atomically(run, file);
+    store.ingest(file);
+  }
+  return store_path;
+}
+
+TEST(HistoryDetect, FindsTheSlowdownThatCameWithTheStackUpgrade) {
+  const h::HistoryStore store(nightly_store("detect_upgrade"));
+  h::DetectRequest request;
+  request.filter = "throughput";
+  const auto report = h::detect(store, request);
+  EXPECT_EQ(report.series, 2u);   // base and treat arms: one series each across both LibTorch versions
+  EXPECT_EQ(report.flagged, 2u);  // run 8, in each series
+  EXPECT_EQ(report.runs, 2u * 29);
+  ASSERT_EQ(report.changes.size(), 2u) << h::detect_console(report);
+  for (const auto& c : report.changes) {
+    EXPECT_TRUE(c.regression);
+    EXPECT_TRUE(c.is_new);
+    EXPECT_EQ(c.metric, "throughput_samples_per_s");
+    EXPECT_EQ(c.hardware, "cpu-test-2c");
+    EXPECT_NEAR(c.point.ratio, 0.9, 0.01);
+    EXPECT_EQ(c.after_time, "2026-11-21T03:00:00Z");
+    EXPECT_EQ(c.before_git, fmt::format("{:040}", 19));
+    EXPECT_EQ(c.after_git, fmt::format("{:040}", 20));
+    EXPECT_EQ(c.software_change, "libtorch_version 2.11.0 -> 2.15.0");
+  }
+  EXPECT_EQ(report.new_regressions(), 2u);
+  const auto markdown = h::detect_markdown(report);
+  EXPECT_NE(markdown.find("| REGRESSION | zero_grad/model:m0/batch:8/arm:base | throughput_samples_per_s"),
+            std::string::npos)
+      << markdown;
+  const auto json = h::detect_json(report);
+  EXPECT_EQ(json.at("new_regressions"), 2);
+  EXPECT_EQ(json.at("changes").at(0).at("software_change"), "libtorch_version 2.11.0 -> 2.15.0");
+
+  // Seen before: a --since after the change makes it old news (exit 0 in the CLI).
+  request.since = "2026-11-25";
+  const auto later = h::detect(store, request);
+  EXPECT_EQ(later.changes.size(), 2u);
+  EXPECT_EQ(later.new_regressions(), 0u);
+}
+
+TEST(HistoryDetect, HardwareOfSlug) {
+  EXPECT_EQ(h::hardware_of_slug("nvidia-h100-80gb-hbm3_cuda13.0_torch2.11.0"), "nvidia-h100-80gb-hbm3");
+  EXPECT_EQ(h::hardware_of_slug("cpu-test-2c_torch2.11.0"), "cpu-test-2c");
+  EXPECT_EQ(h::hardware_of_slug("plain"), "plain");
+}
+
+}  // namespace

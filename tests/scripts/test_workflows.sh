@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The GitHub Actions recipes in ci/github/ validate against GitHub's workflow schema
+# (check-jsonschema's vendored copy), and the check does catch a broken workflow.
+# Usage: test_workflows.sh SOURCE_DIR PYTHON
+set -uo pipefail
+src=$1 python=$2
+check=$(dirname "$python")/check-jsonschema
+[[ -x $check ]] || { echo "FAIL: $check missing (scripts/bootstrap.sh --test installs requirements-test.txt)"; exit 1; }
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+workflows=("$src"/ci/github/*.yml)
+((${#workflows[@]} >= 2)) || { echo "FAIL: expected the gate and nightly workflows, found ${workflows[*]}"; exit 1; }
+"$check" --builtin-schema vendor.github-workflows "${workflows[@]}" || { echo "FAIL: a workflow breaks the schema"; exit 1; }
+# A step with neither `run` nor `uses` is refused: the check is not a no-op.
+sed 's/^      - name: Build$/      - name: Build\n        shell: bash/; /^        run: make build$/d' "$src/ci/github/tipbench-nightly.yml" >"$tmp/broken.yml"
+if "$check" --builtin-schema vendor.github-workflows "$tmp/broken.yml" >/dev/null 2>&1; then
+  echo "FAIL: a step with neither run nor uses passed the schema check"
+  exit 1
+fi
+echo "PASS: ${#workflows[@]} workflows match GitHub's schema; a broken one is refused"
