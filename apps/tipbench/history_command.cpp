@@ -163,8 +163,8 @@ int report(HistoryFlags& f) {
   auto store = open_existing_store(path);
   if (!store) return exit_code::usage;
   try {
-    const auto changes = history::detect(*store, f.detect);
     const auto trends = history::read_trends(*store, f.detect.filter);
+    const auto changes = history::detect(trends, f.detect);
     const auto written = reports::write_history_dashboard(trends, changes, f.report_dir, chartjs,
                                                           {.title = f.title, .recent_points = f.recent_points});
     fmt::print("wrote {}/index.html: {} series, {} points drawn, {} change point(s), {} files\n", f.report_dir,

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 namespace tipbench::reports {
 
@@ -21,14 +22,18 @@ using Key = std::tuple<std::string, std::string, std::string, std::string>;  // 
 Key key_of(const history::SeriesTrend& t) { return {t.cell, t.metric, t.hardware, t.model_sha256}; }
 Key key_of(const history::SeriesChange& c) { return {c.cell, c.metric, c.hardware, c.model_sha256}; }
 
-// "torch 2.11.0, CUDA 13.0": what a run's software stack is called in filters and tooltips.
+// "torch 2.11.0, CUDA 13.0": what a run's software stack is called in filters and tooltips. A
+// store holds few distinct fingerprints and a page many points: each one is parsed once.
 std::string stack_of(const history::TrendPoint& p) {
-  std::string cuda;
-  try {
-    cuda = nlohmann::json::parse(p.fingerprint).value("cuda_runtime_version", "");
-  } catch (const std::exception&) {
+  thread_local std::unordered_map<std::string, std::string> cuda_of_fingerprint;
+  auto [known, added] = cuda_of_fingerprint.try_emplace(p.fingerprint);
+  if (added) {
+    try {
+      known->second = nlohmann::json::parse(p.fingerprint).value("cuda_runtime_version", "");
+    } catch (const std::exception&) {  // an unreadable stored fingerprint names no CUDA
+    }
   }
-  return "torch " + p.libtorch_version + (cuda.empty() ? "" : ", CUDA " + cuda);
+  return "torch " + p.libtorch_version + (known->second.empty() ? "" : ", CUDA " + known->second);
 }
 
 std::string model_label(const std::string& sha) { return sha.empty() ? "built-in" : "file " + sha.substr(0, 12); }

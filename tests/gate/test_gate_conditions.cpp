@@ -24,8 +24,7 @@ using tipbench::testing::SyntheticSpec;
 namespace g = tipbench::gate;
 
 nlohmann::json conditions(double foreign_cpu, double wall_s = 10, double steal = 0) {
-  return {{"cpus", 2},      {"wall_s", wall_s},   {"foreign_cpu", foreign_cpu},
-          {"steal", steal}, {"cpu_mhz", nullptr}, {"governor", nullptr}};
+  return tipbench::testing::measured_conditions(foreign_cpu, wall_s, steal);
 }
 
 Result with_conditions(Result r, const nlohmann::json& c) {

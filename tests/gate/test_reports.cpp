@@ -11,6 +11,7 @@
 #include "tipbench/reports/run_set.h"
 
 #include "child_process.h"
+#include "headless_chromium.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
 
@@ -454,21 +455,13 @@ TEST(GateConsole, TheLastLineNamesTheRealExitCode) {
 // scripts/bootstrap.sh --test) loads the file offline, the charts draw (every canvas painted),
 // no JavaScript error occurs, and a screenshot is taken.
 
-std::string find_chromium() {
-  if (const char* env = std::getenv("TIPBENCH_CHROMIUM"); env && *env) return env;
-  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
-    if (::access(p, X_OK) == 0) return p;
-  }
-  return "";
-}
-
 // Runs argv with stdout to `out` (stderr discarded); returns the exit status.
 int run_to_file(const std::vector<std::string>& args, const std::string& out) {
   return tipbench::testing::run_child(args, out, "").code;
 }
 
 TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
-  const std::string chromium = find_chromium();
+  const std::string chromium = tipbench::testing::find_chromium();
   if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/bootstrap.sh --test installs it)";
   const std::string chartjs = r::default_chartjs_path();
   if (::access(chartjs.c_str(), R_OK) != 0) GTEST_SKIP() << "libjs-chart.js is not installed";
@@ -492,15 +485,7 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   const std::string html_path = (dir / "report.html").string();
   tipbench::testing::write_bytes(html_path, r::render_html(model, runs, r::read_chartjs(chartjs)));
 
-  const std::vector<std::string> common{"/usr/bin/timeout",
-                                        "120",
-                                        chromium,
-                                        "--headless",
-                                        "--disable-gpu",
-                                        "--no-sandbox",
-                                        "--hide-scrollbars",
-                                        "--user-data-dir=" + (dir / "profile").string(),
-                                        "--window-size=1200,4000"};
+  const auto common = tipbench::testing::chromium_args(chromium, dir / "profile", "1200,4000");
   auto dump = common;
   dump.insert(dump.end(), {"--dump-dom", "file://" + html_path});
   const std::string dom_path = (dir / "dom.html").string();

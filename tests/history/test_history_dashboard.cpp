@@ -7,13 +7,13 @@
 #include "tipbench/result.h"
 
 #include "child_process.h"
+#include "headless_chromium.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "test_paths.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 namespace {
 
@@ -50,8 +50,7 @@ std::string nightly_store(const fs::path& dir) {
                                                   : fmt::format("2026-11-{:02}T03:00:00Z", i - 30)});
     run.context.git.sha = fmt::format("{:040x}", 0xabc000 + i);
     if (i == 12) {
-      run.context.conditions = {{"cpus", 2},    {"wall_s", 60},       {"foreign_cpu", 0.6},
-                                {"steal", 0.0}, {"cpu_mhz", nullptr}, {"governor", nullptr}};
+      run.context.conditions = tipbench::testing::measured_conditions(0.6, 60);
     }
     const auto file = (dir / fmt::format("run{:02}.json", i)).string();
     tipbench::write_result_atomically(run, file);
@@ -61,11 +60,7 @@ std::string nightly_store(const fs::path& dir) {
 }
 
 TEST(HistoryDashboard, DrawsInHeadlessChromiumWithoutJavaScriptErrors) {
-  std::string chromium;
-  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
-    if (::access(p, X_OK) == 0) chromium = p;
-  }
-  if (const char* env = std::getenv("TIPBENCH_CHROMIUM"); env && *env) chromium = env;
+  const std::string chromium = tipbench::testing::find_chromium();
   if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/bootstrap.sh --test installs it)";
   if (::access(r::default_chartjs_path().c_str(), R_OK) != 0) GTEST_SKIP() << "libjs-chart.js is not installed";
   const auto dir = fresh_scratch_dir("history_dashboard");
@@ -80,17 +75,9 @@ TEST(HistoryDashboard, DrawsInHeadlessChromiumWithoutJavaScriptErrors) {
     EXPECT_TRUE(fs::exists(site / file)) << file;
   }
 
-  const std::vector<std::string> common{"/usr/bin/timeout",
-                                        "120",
-                                        chromium,
-                                        "--headless",
-                                        "--disable-gpu",
-                                        "--no-sandbox",
-                                        "--hide-scrollbars",
-                                        "--allow-file-access-from-files",
-                                        "--virtual-time-budget=10000",
-                                        "--user-data-dir=" + (dir / "profile").string(),
-                                        "--window-size=1200,1600"};
+  auto common = tipbench::testing::chromium_args(chromium, dir / "profile", "1200,1600");
+  // The series files load by <script> after the page: give the virtual clock time to run them.
+  common.insert(common.end(), {"--allow-file-access-from-files", "--virtual-time-budget=10000"});
   const std::string page = "file://" + (site / "index.html").string();
   auto dump = common;
   dump.insert(dump.end(), {"--dump-dom", page});

@@ -33,6 +33,13 @@ struct SyntheticSpec {
   bool cpu_time = false;  // trials carry process CPU time per step (a CPU run's step_cpu_times_ms)
 };
 
+// A result's conditions of measurement (schema 1.6): other processes took `foreign_cpu` of the CPUs,
+// the hypervisor `steal`, over `wall_s` seconds.
+inline nlohmann::json measured_conditions(double foreign_cpu, double wall_s = 10, double steal = 0) {
+  return {{"cpus", 2},      {"wall_s", wall_s},   {"foreign_cpu", foreign_cpu},
+          {"steal", steal}, {"cpu_mhz", nullptr}, {"governor", nullptr}};
+}
+
 inline Result synthetic_run(const SyntheticSpec& spec) {
   Result r;
   r.context.tipbench_version = "0.1.0";

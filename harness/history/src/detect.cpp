@@ -52,9 +52,13 @@ std::size_t DetectReport::new_regressions() const {
 }
 
 DetectReport detect(const HistoryStore& store, const DetectRequest& request) {
+  return detect(read_trends(store, request.filter), request);
+}
+
+DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest& request) {
   DetectReport report;
   report.request = request;
-  for (const auto& t : read_trends(store, request.filter)) {
+  for (const auto& t : trends) {
     // Runs measured under load are flagged, never cut at: a loaded machine looks like a slower build.
     std::vector<const TrendPoint*> points;
     std::vector<double> values;

@@ -9,6 +9,7 @@
 
 #include "tipbench/history/change_points.h"
 #include "tipbench/history/store.h"
+#include "tipbench/history/trends.h"
 
 #include <nlohmann/json.hpp>
 
@@ -58,6 +59,9 @@ struct DetectReport {
 
 // Reads every series of the store and finds its change points. Throws StoreError.
 DetectReport detect(const HistoryStore& store, const DetectRequest& request);
+// The same for series already read (read_trends with the request's filter): a caller that draws
+// them too (the dashboard) reads the store once.
+DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest& request);
 
 std::string detect_console(const DetectReport& report);
 std::string detect_markdown(const DetectReport& report);
