@@ -37,9 +37,8 @@ std::string last_error_line(const std::string& path) {
   return last.size() > 400 ? last.substr(0, 400) + "..." : last;
 }
 
-// Runs argv with stdout and stderr going to `log`; returns the exit status. A SIGINT or SIGTERM
-// to the gate is passed on to the child, which is waited for (ForwardTerminationSignals, set up
-// by the gate), then ChildInterrupted is thrown; none is started after such a signal.
+}  // namespace
+
 int spawn_logged(const std::vector<std::string>& args, const std::string& log) {
   if (const int signal = ForwardTerminationSignals::pending()) throw ChildInterrupted(signal, "");
   posix_spawn_file_actions_t actions;
@@ -60,6 +59,8 @@ int spawn_logged(const std::vector<std::string>& args, const std::string& log) {
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
 }
+
+namespace {
 
 // mkdir -p (not std::filesystem: libtorch.so exports its own copies of those functions).
 void make_dirs(const std::string& dir) {

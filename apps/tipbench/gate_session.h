@@ -47,6 +47,12 @@ struct ChildRunError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Runs argv (argv[0] a path) with stdout and stderr going to `log`; returns the exit status
+// (128 + N when killed by signal N). A SIGINT or SIGTERM to this process is passed on to the child,
+// which is waited for (ForwardTerminationSignals, set up by the command), then ChildInterrupted is
+// thrown; none is started after such a signal. Throws std::runtime_error when it cannot start.
+int spawn_logged(const std::vector<std::string>& args, const std::string& log);
+
 // Throws ChildRunError (or ChildInterrupted).
 SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag);
 

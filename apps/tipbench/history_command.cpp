@@ -1,7 +1,11 @@
-// `tipbench history ingest RUN.json... | runs`: the history store (docs/history.md).
+// `tipbench history ingest RUN.json... | runs | detect [--confirm] | bisect | report`: the history
+// store, its change points and their confirmation by our interleaved gate (docs/history.md).
 #include "tipbench/commands.h"
 
 #include "cli_checks.h"
+#include "history_annotate.h"
+#include "history_bisect.h"
+#include "history_confirm.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/atomic_file.h"
@@ -17,7 +21,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -33,7 +39,18 @@ struct HistoryFlags {
   std::string json_out, markdown_out;
   std::string report_dir, title = "tipbench history", chartjs;
   std::size_t recent_points = 200;
+  bool confirm = false;
+  ConfirmOptions builds;  // --confirm, bisect
+  BisectRequest bisect;
+  AnnotateFlags annotate;
 };
+
+// The device each run was measured on, for re-running its series.
+std::map<std::int64_t, std::string> device_of_runs(const history::HistoryStore& store) {
+  std::map<std::int64_t, std::string> devices;
+  for (const auto& r : store.runs()) devices[r.id] = r.device;
+  return devices;
+}
 
 std::string store_path(const HistoryFlags& f) {
   if (!f.store.empty()) return f.store;
@@ -141,6 +158,9 @@ int detect(HistoryFlags& f) {
     fmt::print("{}", history::detect_console(report));
     if (!f.json_out.empty()) write_file_atomically(f.json_out, history::detect_json(report).dump(2) + "\n");
     if (!f.markdown_out.empty()) write_file_atomically(f.markdown_out, history::detect_markdown(report));
+    if (f.confirm) {
+      return with_builds([&] { return confirm_new_regressions(report, device_of_runs(*store), f.builds); });
+    }
     return report.new_regressions() > 0 ? exit_code::failed : exit_code::ok;
   } catch (const history::StoreError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
@@ -148,6 +168,43 @@ int detect(HistoryFlags& f) {
     fmt::print(stderr, "error: {}\n", error_summary(e));
   }
   return exit_code::internal;
+}
+
+int bisect(HistoryFlags& f) {
+  if (!f.bisect.json_out.empty() && !output_file_writable("--json", f.bisect.json_out)) return exit_code::usage;
+  auto store = open_existing_store(store_path(f));
+  if (!store) return exit_code::usage;
+  f.detect.min_change_floor = f.min_change_pct / 100;
+  return with_builds([&] {
+    const auto report = history::detect(*store, f.detect);
+    return bisect_regression(report, device_of_runs(*store), f.bisect, f.builds);
+  });
+}
+
+// annotate / annotations: on a store that exists; exit 4 when it fails.
+int with_existing_store(const HistoryFlags& f, const std::function<int(history::HistoryStore&)>& body) {
+  auto store = open_existing_store(store_path(f));
+  if (!store) return exit_code::usage;
+  try {
+    return body(*store);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", error_summary(e));
+  }
+  return exit_code::internal;
+}
+
+// The detector's flags, on detect and on bisect.
+void add_detector_flags(CLI::App* command, HistoryFlags& f) {
+  command->add_option("--series", f.detect.filter, "Only series whose \"suite/case/arm metric\" contains this text")
+      ->check(not_a_flag());
+  command->add_option("--window", f.detect.detector.window, "Runs per window (default 50)")
+      ->check(whole_number(4, 100000));
+  command->add_option("--p-value", f.detect.detector.max_p_value, "Largest p-value of a change point (default 0.001)")
+      ->check(real_number(1e-12, 0.5));
+  command
+      ->add_option("--min-change", f.min_change_pct,
+                   "Smallest change reported, in percent (default 1; a noisy series' own bound is larger)")
+      ->check(real_number(0.0, 1000.0));
 }
 
 int report(HistoryFlags& f) {
@@ -181,12 +238,14 @@ int report(HistoryFlags& f) {
 }  // namespace
 
 Command add_history_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("history", "Keep every run in a history store (SQLite) and list it (docs/history.md)");
+  auto* sub = app.add_subcommand("history",
+                                 "Every run in a history store (SQLite or PostgreSQL): ingest, list, detect, confirm "
+                                 "and bisect change points, draw trends (docs/history.md)");
   sub->require_subcommand(1, 1);
   auto f = std::make_shared<HistoryFlags>();
   sub->add_option("--store", f->store,
-                  "The store: a SQLite file (default $TIPBENCH_HISTORY_STORE, else results/history.db; made when "
-                  "absent)")
+                  "The store: a SQLite file or a postgresql:// URL (default $TIPBENCH_HISTORY_STORE, else "
+                  "results/history.db; a file is made when absent)")
       ->check(not_a_flag());
   auto* ingest_cmd = sub->add_subcommand(
       "ingest", "Store result files, each once (by its SHA-256) and atomically, with every block's sample");
@@ -198,19 +257,30 @@ Command add_history_command(CLI::App& app) {
       ->add_option("--since", f->detect.since,
                    "Only changes whose first run after is this late (UTC, e.g. 2026-11-20) are new")
       ->check(not_a_flag());
-  detect_cmd->add_option("--series", f->detect.filter, "Only series whose \"suite/case/arm metric\" contains this text")
-      ->check(not_a_flag());
-  detect_cmd->add_option("--window", f->detect.detector.window, "Runs per window (default 50)")
-      ->check(whole_number(4, 100000));
-  detect_cmd
-      ->add_option("--p-value", f->detect.detector.max_p_value, "Largest p-value of a change point (default 0.001)")
-      ->check(real_number(1e-12, 0.5));
-  detect_cmd
-      ->add_option("--min-change", f->min_change_pct,
-                   "Smallest change reported, in percent (default 1; a noisy series' own bound is larger)")
-      ->check(real_number(0.0, 1000.0));
+  add_detector_flags(detect_cmd, *f);
+  detect_cmd->add_flag("--confirm", f->confirm,
+                       "Compare each new regression's two builds (--binaries) with the interleaved gate: "
+                       "DIFFERENT / SAME / RUN MORE");
+  add_confirm_flags(detect_cmd, f->builds);
   detect_cmd->add_option("--json", f->json_out, "Also write the change points as JSON")->check(not_a_flag());
   detect_cmd->add_option("--markdown", f->markdown_out, "Also write them as a Markdown table")->check(not_a_flag());
+  auto* bisect_cmd = sub->add_subcommand(
+      "bisect", "Find the first commit of a series' regression: each commit's build against the good one, interleaved");
+  add_detector_flags(bisect_cmd, *f);
+  bisect_cmd
+      ->add_option("--good", f->bisect.good, "Last commit without the regression (default: the run before the change)")
+      ->check(not_a_flag());
+  bisect_cmd->add_option("--bad", f->bisect.bad, "A commit with it (default: the first run after the change)")
+      ->check(not_a_flag());
+  bisect_cmd->add_option("--repo", f->bisect.repo, "The git repository of the commits (default .)")
+      ->check(not_a_flag());
+  bisect_cmd->add_option("--json", f->bisect.json_out, "Also write the steps and the outcome as JSON")
+      ->check(not_a_flag());
+  add_confirm_flags(bisect_cmd, f->builds);
+  auto* annotate_cmd = sub->add_subcommand(
+      "annotate", "Note on a stored run: exclude it from every series, or mark a change at it as expected");
+  add_annotate_flags(annotate_cmd, f->annotate);
+  auto* annotations_cmd = sub->add_subcommand("annotations", "List the annotations, oldest first");
   auto* report_cmd = sub->add_subcommand(
       "report",
       "Write the trend dashboard: a static site (index.html, one data file per series) that opens from file://");
@@ -226,8 +296,24 @@ Command add_history_command(CLI::App& app) {
   report_cmd->add_option("--title", f->title, "The page's title")->check(not_a_flag());
   report_cmd->add_option("--chartjs", f->chartjs, "Chart.js to copy beside the page (default: Debian's libjs-chart.js)")
       ->check(not_a_flag());
-  return {sub, [f, ingest_cmd, runs_cmd, detect_cmd, report_cmd] {
+  return {sub, [f, ingest_cmd, runs_cmd, detect_cmd, bisect_cmd, annotate_cmd, annotations_cmd, report_cmd] {
             if (report_cmd->parsed()) return report(*f);
+            if (annotate_cmd->parsed()) {
+              return with_existing_store(*f, [&](history::HistoryStore& s) { return annotate(s, f->annotate); });
+            }
+            if (annotations_cmd->parsed()) {
+              return with_existing_store(*f, [](history::HistoryStore& s) { return list_annotations(s); });
+            }
+            if (bisect_cmd->parsed()) return bisect(*f);
+            if (detect_cmd->parsed() && !f->confirm) {
+              for (const char* flag : {"--binaries", "--build", "--device", "--blocks", "--max-blocks", "--threshold",
+                                       "--full", "--out-dir", "--seed"}) {
+                if (detect_cmd->count(flag) > 0) {
+                  fmt::print(stderr, "error: {} goes with --confirm\n", flag);
+                  return exit_code::usage;
+                }
+              }
+            }
             if (ingest_cmd->parsed()) return ingest(*f);
             if (runs_cmd->parsed()) return list_runs(*f);
             if (detect_cmd->parsed()) return detect(*f);

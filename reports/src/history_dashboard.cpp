@@ -38,11 +38,6 @@ std::string stack_of(const history::TrendPoint& p) {
 
 std::string model_label(const std::string& sha) { return sha.empty() ? "built-in" : "file " + sha.substr(0, 12); }
 
-std::string verdict(const history::SeriesChange& c) {
-  if (!c.regression) return "improvement";
-  return c.is_new ? "REGRESSION" : "regression";
-}
-
 }  // namespace
 
 std::vector<std::size_t> kept_points(std::size_t runs, std::size_t recent_points) {
@@ -60,7 +55,7 @@ nlohmann::json dashboard_index(const std::vector<history::SeriesTrend>& trends, 
   for (const auto& c : changes.changes) {
     auto& n = counts[key_of(c)];
     ++n.first;
-    n.second += c.regression && c.is_new;
+    n.second += c.regression && c.is_new && c.expected.empty();
   }
   nlohmann::json series = nlohmann::json::array();
   for (std::size_t i = 0; i < trends.size(); ++i) {
@@ -98,13 +93,20 @@ nlohmann::json dashboard_series(const history::SeriesTrend& t, const history::De
       if (by_run.count(run)) kept.push_back(by_run[run]);
     }
     marks.push_back({{"after_run", c.after_run},
-                     {"verdict", verdict(c)},
+                     {"verdict", history::verdict_of(c)},
+                     {"note", c.expected},
                      {"ratio", c.point.ratio},
                      {"ratio_low", c.point.ratio_low},
                      {"ratio_high", c.point.ratio_high},
                      {"p_value", c.point.p_value},
                      {"software_change", c.software_change},
                      {"git", fmt::format("{} -> {}", c.before_git.substr(0, 12), c.after_git.substr(0, 12))}});
+  }
+  // Runs with an expected-change annotation are drawn too, with its note.
+  std::map<std::int64_t, std::string> annotated;
+  for (const auto& a : t.expected) {
+    annotated[a.run_id] = a.note.empty() ? "expected change" : a.note;
+    if (by_run.count(a.run_id)) kept.push_back(by_run[a.run_id]);
   }
   std::sort(kept.begin(), kept.end());
   kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
@@ -119,7 +121,9 @@ nlohmann::json dashboard_series(const history::SeriesTrend& t, const history::De
                       {"run", p.run_id},
                       {"git", p.git_sha.substr(0, 12)},
                       {"stack", stack_of(p)},
-                      {"loaded", static_cast<bool>(t.loaded[i])}});
+                      {"loaded", static_cast<bool>(t.loaded[i])},
+                      {"excluded", i < t.excluded.size() ? t.excluded[i] : ""},
+                      {"annotated", annotated.contains(p.run_id) ? annotated[p.run_id] : ""}});
   }
   return {
       {"cell", t.cell},        {"metric", t.metric}, {"hardware", t.hardware}, {"model", model_label(t.model_sha256)},

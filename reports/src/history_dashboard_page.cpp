@@ -97,8 +97,16 @@ constexpr const char* kScript = R"js(
       marks[i] = d.points[i].value;
       markInfo[i] = c;
     });
-    var clean = d.points.map(function (p) { return p.loaded ? null : p.value; });
-    var loaded = d.points.map(function (p) { return p.loaded ? p.value : null; });
+    var left = function (p) { return p.loaded || p.excluded; };
+    var clean = d.points.map(function (p) { return left(p) ? null : p.value; });
+    var loaded = d.points.map(function (p) { return p.loaded && !p.excluded ? p.value : null; });
+    var excluded = d.points.map(function (p) { return p.excluded ? p.value : null; });
+    var annotated = d.points.map(function (p) { return p.annotated ? p.value : null; });
+    var markColor = marks.map(function (m, i) {
+      var c = markInfo[i];
+      if (!c) return 'rgb(220,53,69)';
+      return c.verdict === 'expected' ? 'rgb(13,110,253)' : c.verdict === 'improvement' ? 'rgb(25,135,84)' : 'rgb(220,53,69)';
+    });
     var range = d.points.map(function (p) { return [p.low, p.high]; });
     return new Chart(canvas.getContext('2d'), {
       data: {
@@ -110,8 +118,13 @@ constexpr const char* kScript = R"js(
             pointRadius: 2, order: 2 },
           { type: 'line', label: 'measured under load (left out)', data: loaded, showLine: false,
             pointStyle: 'crossRot', pointRadius: 6, borderColor: 'rgb(140,140,140)', order: 1 },
+          { type: 'line', label: 'excluded (annotation)', data: excluded, showLine: false,
+            pointStyle: 'rectRot', pointRadius: 6, borderColor: 'rgb(111,66,193)', backgroundColor: 'rgba(0,0,0,0)',
+            order: 1 },
+          { type: 'line', label: 'expected change (annotation)', data: annotated, showLine: false,
+            pointStyle: 'star', pointRadius: 10, borderColor: 'rgb(13,110,253)', order: 0 },
           { type: 'line', label: 'change point', data: marks, showLine: false, pointStyle: 'triangle',
-            pointRadius: 9, backgroundColor: 'rgb(220,53,69)', borderColor: 'rgb(220,53,69)', order: 0 }
+            pointRadius: 9, backgroundColor: markColor, borderColor: markColor, order: 0 }
         ]
       },
       options: {
@@ -123,7 +136,10 @@ constexpr const char* kScript = R"js(
             lines.push(c.verdict + ': x' + c.ratio.toFixed(3) + ' [' + c.ratio_low.toFixed(3) + ', ' +
                        c.ratio_high.toFixed(3) + '], p=' + c.p_value.toPrecision(2));
             if (c.software_change) lines.push('software changed: ' + c.software_change);
+            if (c.note) lines.push('annotated: ' + c.note);
           }
+          if (p.excluded) lines.push('excluded: ' + p.excluded);
+          if (p.annotated) lines.push('expected change: ' + p.annotated);
           return lines;
         } } } },
         scales: { x: { ticks: { maxTicksLimit: 12, maxRotation: 0 } },

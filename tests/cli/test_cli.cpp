@@ -265,6 +265,8 @@ TEST(CliUsage, EveryFlagIsDocumented) {
                                                              {"report"},
                                                              {"history"},
                                                              {"history", "detect"},
+                                                             {"history", "bisect"},
+                                                             {"history", "annotate"},
                                                              {"history", "report"}};
   const std::regex flag(R"(^\s+(?:-\w,\s*)?(--[a-z][a-z0-9-]*))");
   for (auto args : subcommands) {

@@ -77,6 +77,32 @@ TEST(HistoryDetect, FindsTheSlowdownThatCameWithTheStackUpgrade) {
   EXPECT_EQ(later.new_regressions(), 0u);
 }
 
+// An expected-change annotation at the first upgraded run turns the regression into `expected`
+// (no new regression); excluding a run leaves it out of every series, counted.
+TEST(HistoryDetect, AnnotationsMarkAnExpectedChangeAndExcludeARun) {
+  h::HistoryStore store(nightly_store("detect_annotations"));
+  h::DetectRequest request;
+  request.filter = "throughput";
+  store.annotate(h::kExpectedChange, 21, {}, "LibTorch 2.15 upgrade");  // run ids follow the ingest order
+  store.annotate(h::kExcludeRun, 26, {}, "runner swapped");
+  const auto report = h::detect(store, request);
+  EXPECT_EQ(report.excluded, 2u);  // run 26, in each series
+  EXPECT_EQ(report.runs, 2u * 28);
+  ASSERT_EQ(report.changes.size(), 2u) << h::detect_console(report);
+  for (const auto& c : report.changes) {
+    EXPECT_EQ(c.expected, "LibTorch 2.15 upgrade");
+    EXPECT_EQ(h::verdict_of(c), "expected");
+  }
+  EXPECT_EQ(report.new_regressions(), 0u);
+  EXPECT_NE(h::detect_console(report).find("annotated: LibTorch 2.15 upgrade"), std::string::npos);
+  EXPECT_NE(h::detect_console(report).find("2 excluded by annotation"), std::string::npos);
+
+  // An expected change at a run that is not at the change (run 5) explains nothing.
+  for (const auto& a : store.annotations()) store.remove_annotation(a.id);
+  store.annotate(h::kExpectedChange, 5, {}, "unrelated");
+  EXPECT_EQ(h::detect(store, request).new_regressions(), 2u);
+}
+
 TEST(HistoryDetect, HardwareOfSlug) {
   EXPECT_EQ(h::hardware_of_slug("nvidia-h100-80gb-hbm3_cuda13.0_torch2.11.0"), "nvidia-h100-80gb-hbm3");
   EXPECT_EQ(h::hardware_of_slug("cpu-test-2c_torch2.11.0"), "cpu-test-2c");

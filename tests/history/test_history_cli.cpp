@@ -141,4 +141,54 @@ TEST(HistoryCli, DetectExitsOneOnANewRegressionAndWritesItsReports) {
   EXPECT_EQ(bad_p.code, 2) << bad_p.err;
 }
 
+TEST(HistoryCli, AnnotateTurnsARegressionIntoAnExpectedChangeAndRefusesBadInput) {
+  const auto dir = fresh_scratch_dir("history_cli_annotate");
+  const auto store = (dir / "history.db").string();
+  std::vector<std::string> ingest{"history", "--store", store, "ingest"};
+  for (int i = 0; i < 12; ++i) {
+    const auto file = (dir / ("run" + std::to_string(i) + ".json")).string();
+    tipbench::write_result_atomically(synthetic_run({.factor = i >= 8 ? 0.8 : 1.0,
+                                                     .seed = static_cast<std::uint64_t>(i),
+                                                     .timestamp = "2026-11-" + std::to_string(10 + i) + "T03:00:00Z"}),
+                                      file);
+    ingest.push_back(file);
+  }
+  ASSERT_EQ(tipbench_cmd(dir, ingest).code, 0);
+  const std::vector<std::string> detect{"history", "--store", store, "detect", "--series", "throughput"};
+  EXPECT_EQ(tipbench_cmd(dir, detect).code, 1);
+
+  const auto expected = tipbench_cmd(dir, {"history", "--store", store, "annotate", "--expected-change", "9",
+                                           "--series", "arm:base throughput", "--note", "new allocator, accepted"});
+  ASSERT_EQ(expected.code, 0) << expected.err;
+  EXPECT_TRUE(has(expected.out, "expected change at run 9, 1 series")) << expected.out;
+  const auto half = tipbench_cmd(dir, detect);
+  EXPECT_EQ(half.code, 1) << half.out;  // the treat arm's series is still a new regression
+  EXPECT_TRUE(has(half.out, "expected     zero_grad/model:m0/batch:8/arm:base")) << half.out;
+  EXPECT_TRUE(has(half.out, "1 new regression(s)")) << half.out;
+  const auto all = tipbench_cmd(
+      dir, {"history", "--store", store, "annotate", "--expected-change", "9", "--note", "new allocator, accepted"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(tipbench_cmd(dir, detect).code, 0);
+  const auto listed = tipbench_cmd(dir, {"history", "--store", store, "annotations"});
+  EXPECT_EQ(listed.code, 0);
+  EXPECT_TRUE(has(listed.out, "expected_change  run 9 (2026-11-18T03:00:00Z)  all series")) << listed.out;
+  EXPECT_EQ(tipbench_cmd(dir, {"history", "--store", store, "annotate", "--remove", "2"}).code, 0);
+  EXPECT_EQ(tipbench_cmd(dir, detect).code, 1);
+
+  // Bad input: exit 2, one line.
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"--exclude-run", "3"},                                           // no note
+           {"--exclude-run", "99", "--note", "x"},                           // no such run
+           {"--exclude-run", "3", "--expected-change", "4", "--note", "x"},  // two actions
+           {"--exclude-run", "3", "--series", "base", "--note", "x"},        // --series without --expected-change
+           {"--expected-change", "3", "--series", "nothing-like-it", "--note", "x"},
+           {"--remove", "77"}}) {
+    std::vector<std::string> args{"history", "--store", store, "annotate"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto r = tipbench_cmd(dir, args);
+    EXPECT_EQ(r.code, 2) << bad[0] << " " << bad[1] << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 }  // namespace

@@ -168,6 +168,33 @@ TEST_P(HistoryStore, AFileThatIsNoResultIsAnInputError) {
   EXPECT_TRUE(store.runs().empty());
 }
 
+// Annotations name a stored run (and a series, or all of them), are listed with the run's time,
+// and can be removed; one on a run that is not there is the user's input error.
+TEST_P(HistoryStore, AnnotationsAreStoredListedAndRemoved) {
+  h::HistoryStore store(store_);
+  const auto run = store.ingest(write_run(dir_, "a.json", 1, "2026-11-21T09:00:00Z")).run_id;
+  const auto series = store.series_of_run(run);
+  ASSERT_EQ(series.size(), store.series().size());
+  const auto exclude = store.annotate(h::kExcludeRun, run, {}, "runner had ECC errors");
+  const auto expected = store.annotate(h::kExpectedChange, run, {series[0], series[1]}, "LibTorch upgrade");
+  ASSERT_EQ(exclude.size(), 1u);
+  ASSERT_EQ(expected.size(), 2u);
+  const auto all = store.annotations();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].kind, h::kExcludeRun);
+  EXPECT_EQ(all[0].series_id, 0);
+  EXPECT_EQ(all[0].note, "runner had ECC errors");
+  EXPECT_EQ(all[0].run_time, "2026-11-21T09:00:00Z");
+  EXPECT_EQ(all[2].kind, h::kExpectedChange);
+  EXPECT_EQ(all[2].series_id, series[1]);
+  EXPECT_EQ(all[2].run_id, run);
+  EXPECT_TRUE(store.remove_annotation(expected[0]));
+  EXPECT_FALSE(store.remove_annotation(expected[0]));
+  EXPECT_EQ(store.annotations().size(), 2u);
+  EXPECT_THROW(store.annotate(h::kExcludeRun, run + 100, {}, "no such run"), tipbench::InputError);
+  EXPECT_EQ(store.annotations().size(), 2u);
+}
+
 // Every cell of every run is a series, its trend every block's value, bit for bit, oldest run first.
 TEST_P(HistoryStore, SeriesAndTrendsGiveBackEveryBlockExactly) {
   const auto late = write_run(dir_, "late.json", 1, "2026-11-22T09:00:00Z");

@@ -10,6 +10,8 @@
 #include "tipbench/result.h"
 #include "tipbench/summary.h"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <random>
 #include <string>
@@ -23,6 +25,10 @@ struct SyntheticSpec {
   std::string libtorch_version = "2.11.0";
   std::vector<std::string> suites{"zero_grad"};
   int cases_per_suite = 1;
+  std::string model = "";  // "" = m0, m1, ... per case; a reference model's name for a case a build can re-run
+  int batch = 8;
+  std::vector<std::string> arms{"base", "treat"};  // the first is the baseline arm
+  std::string git_sha = "";
   int blocks = 10;
   double throughput = 1000;  // samples/s, median
   double cv = 0.01;          // between-block noise
@@ -51,6 +57,7 @@ inline Result synthetic_run(const SyntheticSpec& spec) {
   r.context.fingerprint.libtorch_version = spec.libtorch_version;
   r.context.fingerprint_slug = spec.slug.empty() ? fingerprint_slug(r.context.fingerprint) : spec.slug;
   r.context.argv = {"tipbench", "run", "--quick"};
+  r.context.git.sha = spec.git_sha;
   r.context.settings.blocks = spec.blocks;
   std::mt19937_64 rng(spec.seed);
   std::normal_distribution<double> noise(0.0, spec.cv);
@@ -58,20 +65,21 @@ inline Result synthetic_run(const SyntheticSpec& spec) {
     SuiteResult suite{name, "synthetic " + name, "in_process", {}, {}, {}};
     for (int ci = 0; ci < spec.cases_per_suite; ++ci) {
       CaseResult c;
-      c.name = name + "/model:m" + std::to_string(ci) + "/batch:8";
-      c.params = {{"model", "m" + std::to_string(ci)}, {"batch", "8"}};
-      for (const std::string arm : {"base", "treat"}) {
+      const std::string model = spec.model.empty() ? "m" + std::to_string(ci) : spec.model;
+      c.name = fmt::format("{}/model:{}/batch:{}", name, model, spec.batch);
+      c.params = {{"model", model}, {"batch", std::to_string(spec.batch)}};
+      for (const std::string& arm : spec.arms) {
         ArmResult a;
         a.name = c.name + "/arm:" + arm;
         a.arm = arm;
-        a.baseline = arm == "base";
+        a.baseline = arm == spec.arms.front();
         a.levels = {{"knob", arm}};
         for (int b = 0; b < spec.blocks; ++b) {
           Trial t;
           t.block = b;
-          t.samples_per_step = 8;
+          t.samples_per_step = spec.batch;
           t.throughput_samples_per_s = spec.throughput * spec.factor * (1 + noise(rng));
-          const double ms = 8000.0 / t.throughput_samples_per_s;
+          const double ms = 1000.0 * spec.batch / t.throughput_samples_per_s;
           t.step_times_ms = {ms, ms, ms};
           if (spec.cpu_time) t.step_cpu_times_ms = {2 * ms, 2 * ms, 2 * ms};  // two busy threads
           if (spec.memory) t.memory.peak_rss_growth_bytes = 1 << 20;

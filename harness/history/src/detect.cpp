@@ -29,12 +29,13 @@ std::string interval(const ChangePoint& p) {
   return fmt::format("x{:.3f} [{:.3f}, {:.3f}]", p.ratio, p.ratio_low, p.ratio_high);
 }
 
-std::string verdict(const SeriesChange& c) {
+}  // namespace
+
+std::string verdict_of(const SeriesChange& c) {
+  if (!c.expected.empty()) return "expected";
   if (!c.regression) return "improvement";
   return c.is_new ? "REGRESSION" : "regression";
 }
-
-}  // namespace
 
 std::vector<JudgedChange> judge_series(const std::vector<double>& values, bool higher_is_better,
                                        const DetectRequest& request) {
@@ -48,7 +49,8 @@ std::vector<JudgedChange> judge_series(const std::vector<double>& values, bool h
 }
 
 std::size_t DetectReport::new_regressions() const {
-  return std::count_if(changes.begin(), changes.end(), [](const SeriesChange& c) { return c.regression && c.is_new; });
+  return std::count_if(changes.begin(), changes.end(),
+                       [](const SeriesChange& c) { return c.regression && c.is_new && c.expected.empty(); });
 }
 
 DetectReport detect(const HistoryStore& store, const DetectRequest& request) {
@@ -63,6 +65,10 @@ DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest&
     std::vector<const TrendPoint*> points;
     std::vector<double> values;
     for (std::size_t i = 0; i < t.runs.size(); ++i) {
+      if (i < t.excluded.size() && !t.excluded[i].empty()) {
+        ++report.excluded;
+        continue;
+      }
       if (t.loaded[i]) {
         ++report.flagged;
         continue;
@@ -75,6 +81,7 @@ DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest&
     for (const auto& judged : judge_series(values, gate::higher_is_better(t.metric), request)) {
       const auto& cp = judged.point;
       SeriesChange c;
+      c.suite = t.suite;
       c.cell = t.cell;
       c.metric = t.metric;
       c.hardware = t.hardware;
@@ -92,6 +99,12 @@ DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest&
       c.after_run = after.run_id;
       c.is_new = request.since.empty() || after.timestamp_utc >= request.since;
       c.software_change = software_change(before.fingerprint, after.fingerprint);
+      // An expected change annotated at a run after the last one before it, up to the first after it.
+      for (const auto& a : t.expected) {
+        if (a.run_time > before.timestamp_utc && a.run_time <= after.timestamp_utc) {
+          c.expected = a.note.empty() ? "expected" : a.note;
+        }
+      }
       report.changes.push_back(std::move(c));
     }
   }
@@ -100,15 +113,18 @@ DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest&
 
 std::string detect_console(const DetectReport& r) {
   std::string out = fmt::format(
-      "history detect: {} series, {} runs ({} flagged: measured under load, left out); E-divisive, "
+      "history detect: {} series, {} runs ({} flagged: measured under load, left out{}); E-divisive, "
       "window {}, p <= {}\n",
-      r.series, r.runs, r.flagged, r.request.detector.window, r.request.detector.max_p_value);
+      r.series, r.runs, r.flagged, r.excluded ? fmt::format("; {} excluded by annotation", r.excluded) : "",
+      r.request.detector.window, r.request.detector.max_p_value);
   if (r.changes.empty()) out += "no change points\n";
   for (const auto& c : r.changes) {
-    out += fmt::format("{:<12} {} {} on {}: {} p={:.2g} (bound {:.1f}%), runs {} -> {} (git {} -> {}, {} -> {}){}\n",
-                       verdict(c), c.cell, c.metric, c.hardware, interval(c.point), c.point.p_value, 100 * c.min_change,
-                       c.before_run, c.after_run, short_git(c.before_git), short_git(c.after_git), c.before_time,
-                       c.after_time, c.software_change.empty() ? "" : "; software changed: " + c.software_change);
+    out +=
+        fmt::format("{:<12} {} {} on {}: {} p={:.2g} (bound {:.1f}%), runs {} -> {} (git {} -> {}, {} -> {}){}{}\n",
+                    verdict_of(c), c.cell, c.metric, c.hardware, interval(c.point), c.point.p_value, 100 * c.min_change,
+                    c.before_run, c.after_run, short_git(c.before_git), short_git(c.after_git), c.before_time,
+                    c.after_time, c.software_change.empty() ? "" : "; software changed: " + c.software_change,
+                    c.expected.empty() ? "" : "; annotated: " + c.expected);
   }
   out += fmt::format("{} new regression(s)\n", r.new_regressions());
   return out;
@@ -120,13 +136,13 @@ std::string detect_markdown(const DetectReport& r) {
       "under load and left out); E-divisive means with a t-test, window {}, p <= {}.\n\n",
       r.new_regressions(), r.series, r.runs, r.flagged, r.request.detector.window, r.request.detector.max_p_value);
   if (r.changes.empty()) return out + "No change points.\n";
-  out += "| verdict | series | metric | hardware | ratio [95% CI] | p | runs | git | software changed |\n";
-  out += "|---|---|---|---|---:|---:|---|---|---|\n";
+  out += "| verdict | series | metric | hardware | ratio [95% CI] | p | runs | git | software changed | note |\n";
+  out += "|---|---|---|---|---:|---:|---|---|---|---|\n";
   for (const auto& c : r.changes) {
-    out +=
-        fmt::format("| {} | {} | {} | {} | {} | {:.2g} | {} → {} | {} → {} | {} |\n", verdict(c), c.cell, c.metric,
-                    c.hardware, interval(c.point), c.point.p_value, c.before_run, c.after_run, short_git(c.before_git),
-                    short_git(c.after_git), c.software_change.empty() ? "-" : c.software_change);
+    out += fmt::format("| {} | {} | {} | {} | {} | {:.2g} | {} → {} | {} → {} | {} | {} |\n", verdict_of(c), c.cell,
+                       c.metric, c.hardware, interval(c.point), c.point.p_value, c.before_run, c.after_run,
+                       short_git(c.before_git), short_git(c.after_git),
+                       c.software_change.empty() ? "-" : c.software_change, c.expected.empty() ? "-" : c.expected);
   }
   return out;
 }
@@ -134,7 +150,7 @@ std::string detect_markdown(const DetectReport& r) {
 nlohmann::json detect_json(const DetectReport& r) {
   nlohmann::json changes = nlohmann::json::array();
   for (const auto& c : r.changes) {
-    changes.push_back({{"verdict", verdict(c)},
+    changes.push_back({{"verdict", verdict_of(c)},
                        {"cell", c.cell},
                        {"metric", c.metric},
                        {"hardware", c.hardware},
@@ -148,11 +164,13 @@ nlohmann::json detect_json(const DetectReport& r) {
                        {"runs_after", c.point.n_after},
                        {"before", {{"run", c.before_run}, {"time", c.before_time}, {"git", c.before_git}}},
                        {"after", {{"run", c.after_run}, {"time", c.after_time}, {"git", c.after_git}}},
-                       {"software_change", c.software_change}});
+                       {"software_change", c.software_change},
+                       {"expected", c.expected}});
   }
   return {{"series", r.series},
           {"runs", r.runs},
           {"flagged", r.flagged},
+          {"excluded", r.excluded},
           {"window", r.request.detector.window},
           {"max_p_value", r.request.detector.max_p_value},
           {"since", r.request.since},

@@ -49,4 +49,24 @@ std::vector<TrendPoint> HistoryStore::trend(std::int64_t series_id) const {
   return out;
 }
 
+std::vector<std::int64_t> HistoryStore::annotate(const std::string& kind, std::int64_t run_id,
+                                                 const std::vector<std::int64_t>& series_ids, const std::string& note) {
+  if (kind != kExcludeRun && kind != kExpectedChange) throw StoreError("unknown annotation kind '" + kind + "'");
+  std::vector<std::int64_t> ids;
+  const auto add = [&](std::int64_t series) {
+    const auto id = backend_->add_annotation({.kind = kind, .run_id = run_id, .series_id = series, .note = note});
+    if (id == 0) throw InputError("there is no run " + std::to_string(run_id) + " in the store");
+    ids.push_back(id);
+  };
+  if (series_ids.empty()) add(0);
+  for (const auto series : series_ids) add(series);
+  return ids;
+}
+
+bool HistoryStore::remove_annotation(std::int64_t id) { return backend_->remove_annotation(id); }
+std::vector<Annotation> HistoryStore::annotations() const { return backend_->annotations(); }
+std::vector<std::int64_t> HistoryStore::series_of_run(std::int64_t run_id) const {
+  return backend_->series_of_run(run_id);
+}
+
 }  // namespace tipbench::history

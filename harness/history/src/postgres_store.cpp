@@ -67,6 +67,10 @@ class PostgresStore final : public StoreBackend {
   std::vector<SeriesInfo> series() const override;
   std::map<std::int64_t, TrendPoint> run_points() const override;
   std::vector<std::pair<std::int64_t, double>> samples(std::int64_t series_id) const override;
+  std::vector<std::int64_t> series_of_run(std::int64_t run_id) const override;
+  std::int64_t add_annotation(const Annotation& a) override;
+  bool remove_annotation(std::int64_t id) override;
+  std::vector<Annotation> annotations() const override;
 
  private:
   PgConnection db_;
@@ -177,6 +181,38 @@ std::vector<std::pair<std::int64_t, double>> PostgresStore::samples(std::int64_t
   std::vector<std::pair<std::int64_t, double>> out;
   out.reserve(q.rows());
   for (int i = 0; i < q.rows(); ++i) out.emplace_back(q.integer(i, 0), q.real(i, 1));
+  return out;
+}
+
+std::vector<std::int64_t> PostgresStore::series_of_run(std::int64_t run_id) const {
+  const auto q = db_.exec("SELECT DISTINCT series_id FROM samples WHERE run_id = $1::bigint ORDER BY series_id",
+                          {std::to_string(run_id)});
+  std::vector<std::int64_t> out;
+  for (int i = 0; i < q.rows(); ++i) out.push_back(q.integer(i, 0));
+  return out;
+}
+
+std::int64_t PostgresStore::add_annotation(const Annotation& a) {
+  const auto q = db_.exec(
+      "INSERT INTO annotations(run_id, series_id, kind, note, created_utc) "
+      "SELECT id, NULLIF($2::bigint, 0), $3, $4, $5 FROM runs WHERE id = $1::bigint RETURNING id",
+      {std::to_string(a.run_id), std::to_string(a.series_id), a.kind, a.note, utc_now()});
+  return q.rows() == 1 ? q.integer(0, 0) : 0;
+}
+
+bool PostgresStore::remove_annotation(std::int64_t id) {
+  return db_.exec("DELETE FROM annotations WHERE id = $1::bigint RETURNING id", {std::to_string(id)}).rows() == 1;
+}
+
+std::vector<Annotation> PostgresStore::annotations() const {
+  const auto q = db_.exec(
+      "SELECT a.id, a.kind, COALESCE(a.run_id, 0), COALESCE(a.series_id, 0), a.note, a.created_utc, "
+      "COALESCE(r.timestamp_utc, '') FROM annotations a LEFT JOIN runs r ON r.id = a.run_id ORDER BY a.id");
+  std::vector<Annotation> out;
+  for (int i = 0; i < q.rows(); ++i) {
+    out.push_back(
+        {q.integer(i, 0), q.text(i, 1), q.integer(i, 2), q.integer(i, 3), q.text(i, 4), q.text(i, 5), q.text(i, 6)});
+  }
   return out;
 }
 

@@ -84,6 +84,10 @@ class SqliteStore final : public StoreBackend {
   std::vector<SeriesInfo> series() const override;
   std::map<std::int64_t, TrendPoint> run_points() const override;
   std::vector<std::pair<std::int64_t, double>> samples(std::int64_t series_id) const override;
+  std::vector<std::int64_t> series_of_run(std::int64_t run_id) const override;
+  std::int64_t add_annotation(const Annotation& a) override;
+  bool remove_annotation(std::int64_t id) override;
+  std::vector<Annotation> annotations() const override;
 
  private:
   std::string path_;
@@ -215,6 +219,40 @@ std::vector<std::pair<std::int64_t, double>> SqliteStore::samples(std::int64_t s
   q.bind(1, series_id);
   std::vector<std::pair<std::int64_t, double>> out;
   while (q.step()) out.emplace_back(q.integer(0), q.real(1));
+  return out;
+}
+
+std::vector<std::int64_t> SqliteStore::series_of_run(std::int64_t run_id) const {
+  Statement q(db_, "SELECT DISTINCT series_id FROM samples WHERE run_id = ?1 ORDER BY series_id", path_);
+  q.bind(1, run_id);
+  std::vector<std::int64_t> out;
+  while (q.step()) out.push_back(q.integer(0));
+  return out;
+}
+
+std::int64_t SqliteStore::add_annotation(const Annotation& a) {
+  Statement q(db_,
+              "INSERT INTO annotations(run_id, series_id, kind, note, created_utc) "
+              "SELECT id, NULLIF(?2, 0), ?3, ?4, ?5 FROM runs WHERE id = ?1",
+              path_);
+  q.bind(1, a.run_id).bind(2, a.series_id).bind(3, a.kind).bind(4, a.note).bind(5, utc_now()).run_once();
+  return sqlite3_changes(db_) == 1 ? sqlite3_last_insert_rowid(db_) : 0;
+}
+
+bool SqliteStore::remove_annotation(std::int64_t id) {
+  Statement q(db_, "DELETE FROM annotations WHERE id = ?1", path_);
+  q.bind(1, id).run_once();
+  return sqlite3_changes(db_) == 1;
+}
+
+std::vector<Annotation> SqliteStore::annotations() const {
+  Statement q(db_,
+              "SELECT a.id, a.kind, COALESCE(a.run_id, 0), COALESCE(a.series_id, 0), a.note, a.created_utc, "
+              "COALESCE(r.timestamp_utc, '') FROM annotations a LEFT JOIN runs r ON r.id = a.run_id ORDER BY a.id",
+              path_);
+  std::vector<Annotation> out;
+  while (q.step())
+    out.push_back({q.integer(0), q.text(1), q.integer(2), q.integer(3), q.text(4), q.text(5), q.text(6)});
   return out;
 }
 

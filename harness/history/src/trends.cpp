@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace tipbench::history {
@@ -47,8 +48,14 @@ std::vector<SeriesTrend> read_trends(const HistoryStore& store, const std::strin
     std::tie(t.cell, t.metric, t.hardware, t.model_sha256) = key;
     ids[key].push_back(s.id);
   }
+  const auto annotations = store.annotations();
+  std::map<std::int64_t, std::string> excluded;  // run -> note
+  for (const auto& a : annotations) {
+    if (a.kind == kExcludeRun) excluded[a.run_id] = a.note.empty() ? "excluded" : a.note;
+  }
   std::vector<SeriesTrend> out;
   for (auto& [key, t] : groups) {
+    t.series_ids = ids[key];
     for (const auto id : ids[key]) {
       for (auto& p : store.trend(id)) {
         if (!p.samples.empty()) t.runs.push_back(std::move(p));
@@ -57,9 +64,18 @@ std::vector<SeriesTrend> read_trends(const HistoryStore& store, const std::strin
     std::stable_sort(t.runs.begin(), t.runs.end(), [](const TrendPoint& a, const TrendPoint& b) {
       return std::tie(a.timestamp_utc, a.run_id) < std::tie(b.timestamp_utc, b.run_id);
     });
+    std::set<std::int64_t> runs;
     for (const auto& p : t.runs) {
       t.medians.push_back(median(p.samples));
       t.loaded.push_back(loaded(p.conditions));
+      const auto note = excluded.find(p.run_id);
+      t.excluded.push_back(note == excluded.end() ? "" : note->second);
+      runs.insert(p.run_id);
+    }
+    for (const auto& a : annotations) {
+      if (a.kind != kExpectedChange) continue;
+      const bool names_this = std::find(t.series_ids.begin(), t.series_ids.end(), a.series_id) != t.series_ids.end();
+      if (names_this || (a.series_id == 0 && runs.contains(a.run_id))) t.expected.push_back(a);
     }
     out.push_back(std::move(t));
   }

@@ -38,6 +38,7 @@ std::vector<JudgedChange> judge_series(const std::vector<double>& values, bool h
                                        const DetectRequest& request);
 
 struct SeriesChange {
+  std::string suite;
   std::string cell;  // "suite/model:m/batch:8/arm:base": the case and the arm
   std::string metric, hardware, model_sha256;
   ChangePoint point;
@@ -47,12 +48,17 @@ struct SeriesChange {
   std::string before_time, after_time, before_git, after_git;
   std::int64_t before_run = 0, after_run = 0;
   std::string software_change;  // "libtorch_version 2.11.0 -> 2.15.0, ..." between the two runs; "" if none
+  std::string expected;         // an expected_change annotation's note: never a new regression ("" if none)
 };
+
+// "REGRESSION" (new), "regression" (before --since), "improvement" or "expected" (annotated).
+std::string verdict_of(const SeriesChange& change);
 
 struct DetectReport {
   DetectRequest request;
   std::size_t series = 0, runs = 0;     // series examined, run points in them
   std::size_t flagged = 0;              // points left out: measured under load (conditions of measurement)
+  std::size_t excluded = 0;             // points left out by an exclude_run annotation
   std::vector<SeriesChange> changes;    // by series, then by run
   std::size_t new_regressions() const;  // exit 1 when > 0
 };

@@ -58,6 +58,20 @@ struct TrendPoint {
   std::vector<double> samples;  // by block
 };
 
+// A note on a stored run (docs/history.md "Annotations"). `exclude_run` leaves the run out of every
+// series it is in (a broken machine, a mis-configured night); `expected_change` marks a change at
+// that run as intended (a known upgrade): detect lists it as `expected`, never as a new regression.
+struct Annotation {
+  std::int64_t id = 0;
+  std::string kind;  // kExcludeRun or kExpectedChange
+  std::int64_t run_id = 0;
+  std::int64_t series_id = 0;  // 0: every series of the run
+  std::string note, created_utc;
+  std::string run_time;  // the run's own time (read back; not written)
+};
+inline constexpr const char* kExcludeRun = "exclude_run";
+inline constexpr const char* kExpectedChange = "expected_change";
+
 // What a store does; one implementation per database (SQLite, PostgreSQL).
 class StoreBackend {
  public:
@@ -70,6 +84,12 @@ class StoreBackend {
   virtual std::map<std::int64_t, TrendPoint> run_points() const = 0;
   // A series' samples as (run id, value), by run time, run and block: one index range.
   virtual std::vector<std::pair<std::int64_t, double>> samples(std::int64_t series_id) const = 0;
+  // The series the run has samples in.
+  virtual std::vector<std::int64_t> series_of_run(std::int64_t run_id) const = 0;
+  // Its id; 0 when there is no run `a.run_id`.
+  virtual std::int64_t add_annotation(const Annotation& a) = 0;
+  virtual bool remove_annotation(std::int64_t id) = 0;      // false when none has that id
+  virtual std::vector<Annotation> annotations() const = 0;  // by id
 };
 
 // True for a location that names a PostgreSQL server (postgresql:// or postgres://).
@@ -97,6 +117,14 @@ class HistoryStore {
   std::vector<StoredRun> runs() const;  // oldest first (by the run's own time)
   std::vector<SeriesInfo> series() const;
   std::vector<TrendPoint> trend(std::int64_t series_id) const;  // oldest run first
+
+  // One annotation per series id (none: one for the whole run); their ids. Throws InputError when
+  // the store has no such run, StoreError when the store fails.
+  std::vector<std::int64_t> annotate(const std::string& kind, std::int64_t run_id,
+                                     const std::vector<std::int64_t>& series_ids, const std::string& note);
+  bool remove_annotation(std::int64_t id);
+  std::vector<Annotation> annotations() const;
+  std::vector<std::int64_t> series_of_run(std::int64_t run_id) const;
 
  private:
   std::unique_ptr<StoreBackend> backend_;

@@ -17,11 +17,15 @@ struct SeriesTrend {
   std::string suite, cell, metric, hardware, model_sha256;  // cell: "case/arm:name"
   std::vector<TrendPoint> runs;                             // oldest first
   std::vector<double> medians;                              // per run: the median of its blocks' samples
-  std::vector<bool> loaded;  // per run: other processes or the hypervisor took a share of the CPUs
+  std::vector<bool> loaded;              // per run: other processes or the hypervisor took a share of the CPUs
+  std::vector<std::string> excluded;     // per run: an exclude_run annotation's note ("" when none)
+  std::vector<std::int64_t> series_ids;  // the stored series it joins (one per software stack)
+  std::vector<Annotation> expected;      // expected_change annotations that apply to it
 };
 
 // Every series whose "cell metric" contains `filter` ("" = all), in (cell, metric, hardware,
-// model) order. Throws StoreError.
+// model) order, with the store's annotations applied: an expected change applies to a trend when
+// it names one of its series, or names none and its run is in the trend. Throws StoreError.
 std::vector<SeriesTrend> read_trends(const HistoryStore& store, const std::string& filter);
 
 // The hardware part of a fingerprint slug ("nvidia-h100-80gb-hbm3" of
