@@ -2,9 +2,13 @@
 # The history store's scale benchmark (docs/history.md, "Scale"): ingest 1,000 runs, then detect
 # over 10,000 series x 500 runs, on a SQLite file and on a throw-away PostgreSQL 15 server
 # (loopback, a temporary data directory, stopped at the end). Prints tipbench_history_scale's lines.
-# Usage: scripts/bench_history_scale.sh [BUILD_DIR]     (needs postgresql-15: bootstrap.sh --test)
+# Usage: scripts/bench_history_scale.sh [BUILD_DIR] [all|detect]   (needs postgresql-15: bootstrap.sh --test)
+#   detect: only the 10,000-series detect (its ingest included), each store. Detect runs 3 times,
+#   each on a store opened afresh (median and range); the peak RSS of each process is printed.
 set -euo pipefail
 build=${1:-build}
+only=${2:-all}
+[[ $only == all || $only == detect ]] || { echo "error: the second argument is all or detect, not '$only'" >&2; exit 2; }
 bin=$build/apps/tipbench_history_scale
 pgbin=/usr/lib/postgresql/15/bin
 [[ -x $bin ]] || { echo "error: $bin missing (cmake --build $build --target tipbench_history_scale)" >&2; exit 2; }
@@ -25,5 +29,9 @@ for db in ingest detect; do "$pgbin/createdb" -h 127.0.0.1 -p "$port" -U tipbenc
 pg=postgresql://tipbench@127.0.0.1:$port
 nproc_line="$(nproc) CPUs, $(uname -m), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "# tipbench_history_scale, $nproc_line"
-for store in "$tmp/ingest.db" "$pg/ingest"; do "$bin" --store "$store" --runs 1000 --cases 100 --blocks 6; done
-for store in "$tmp/detect.db" "$pg/detect"; do "$bin" --store "$store" --runs 500 --cases 2500 --blocks 1; done
+if [[ $only == all ]]; then
+  for store in "$tmp/ingest.db" "$pg/ingest"; do "$bin" --store "$store" --runs 1000 --cases 100 --blocks 6; done
+fi
+for store in "$tmp/detect.db" "$pg/detect"; do
+  /usr/bin/time -f "  peak RSS %M KiB" "$bin" --store "$store" --runs 500 --cases 2500 --blocks 1 --repeats 3
+done

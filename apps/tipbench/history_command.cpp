@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -40,6 +41,7 @@ struct HistoryFlags {
   std::string report_dir, title = "tipbench history", chartjs;
   std::size_t recent_points = 200;
   bool confirm = false;
+  bool record = false;
   ConfirmOptions builds;  // --confirm, bisect
   BisectRequest bisect;
   AnnotateFlags annotate;
@@ -58,12 +60,13 @@ std::string store_path(const HistoryFlags& f) {
   return "results/history.db";
 }
 
-// Opens the store, creating its folder; nullopt after saying why (exit 2).
-std::unique_ptr<history::HistoryStore> open_store(const std::string& path) {
+// Opens the store, creating its folder (a reader: only one that exists); nullptr after saying why (exit 2).
+std::unique_ptr<history::HistoryStore> open_store(
+    const std::string& path, history::StoreOpening opening = history::StoreOpening::make_when_absent) {
   try {
-    if (!history::is_postgres_url(path))
+    if (!history::is_postgres_url(path) && opening == history::StoreOpening::make_when_absent)
       std::filesystem::create_directories(std::filesystem::absolute(path).parent_path());
-    return std::make_unique<history::HistoryStore>(path);
+    return std::make_unique<history::HistoryStore>(path, opening);
   } catch (const history::StoreError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
   } catch (const std::exception& e) {
@@ -79,7 +82,7 @@ std::unique_ptr<history::HistoryStore> open_existing_store(const std::string& pa
     fmt::print(stderr, "error: {}: no history store there (tipbench history ingest RUN.json makes one)\n", path);
     return nullptr;
   }
-  return open_store(path);
+  return open_store(path, history::StoreOpening::existing_only);
 }
 
 int ingest(const HistoryFlags& f) {
@@ -144,6 +147,21 @@ int list_runs(const HistoryFlags& f) {
   return exit_code::ok;
 }
 
+// detect --record: the change points found replace those kept for the series examined.
+void record_change_points(history::HistoryStore& store, const std::vector<history::SeriesTrend>& trends,
+                          const history::DetectReport& report) {
+  std::vector<std::int64_t> examined;
+  for (const auto& t : trends) examined.insert(examined.end(), t.series_ids.begin(), t.series_ids.end());
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char utc[32];
+  std::strftime(utc, sizeof utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  store.replace_change_points(examined, history::stored_change_points(report, utc));
+  fmt::print("recorded {} change point(s) of {} stored series in the store's change_points table\n",
+             report.changes.size(), examined.size());
+}
+
 int detect(HistoryFlags& f) {
   const std::string path = store_path(f);
   if ((!f.json_out.empty() && !output_file_writable("--json", f.json_out)) ||
@@ -154,8 +172,10 @@ int detect(HistoryFlags& f) {
   if (!store) return exit_code::usage;
   f.detect.min_change_floor = f.min_change_pct / 100;
   try {
-    const auto report = history::detect(*store, f.detect);
+    const auto trends = history::read_trends(*store, f.detect.filter);
+    const auto report = history::detect(trends, f.detect);
     fmt::print("{}", history::detect_console(report));
+    if (f.record) record_change_points(*store, trends, report);
     if (!f.json_out.empty()) write_file_atomically(f.json_out, history::detect_json(report).dump(2) + "\n");
     if (!f.markdown_out.empty()) write_file_atomically(f.markdown_out, history::detect_markdown(report));
     if (f.confirm) {
@@ -258,6 +278,9 @@ Command add_history_command(CLI::App& app) {
                    "Only changes whose first run after is this late (UTC, e.g. 2026-11-20) are new")
       ->check(not_a_flag());
   add_detector_flags(detect_cmd, *f);
+  detect_cmd->add_flag("--record", f->record,
+                       "Keep the change points found in the store (table change_points), replacing those of the "
+                       "series examined");
   detect_cmd->add_flag("--confirm", f->confirm,
                        "Compare each new regression's two builds (--binaries) with the interleaved gate: "
                        "DIFFERENT / SAME / RUN MORE");

@@ -8,6 +8,7 @@
 #include "tipbench/interrupt_notice.h"
 #include "tipbench/partial_run.h"
 #include "tipbench/progress.h"
+#include "tipbench/gpu_conditions.h"
 #include "tipbench/run_conditions.h"
 #include "tipbench/reports/console.h"
 #include "tipbench/reports/format.h"
@@ -44,11 +45,15 @@ void keep_finished_cases(const RunOptions& o, RunPlan& plan, const Result& resul
   plan.case_finished = [&o, &result, &partial_path, &partial_kept](const std::vector<SuiteResult>& so_far) {
     Result done = result;
     done.suites = so_far;
+    const std::string hint = resume_hint(count_cases(done), partial_path);
     try {
+      // A signal right after the rename (a user, or a test that waits for the file) names it.
+      stage_interrupt_notice(hint, partial_path);
       write_partial_run({o.out, run_options_to_json(o), done}, partial_path);
       partial_kept = true;  // a later failed write leaves this file as it was
-      set_interrupt_notice(resume_hint(count_cases(done), partial_path));
+      set_interrupt_notice(hint);
     } catch (const std::exception& e) {  // losing the safety net is no reason to stop measuring
+      unstage_interrupt_notice();
       fmt::print(stderr, "warning: cannot keep finished cases in {}: {}\n", abbreviated(partial_path),
                  error_summary(e));
     }
@@ -84,10 +89,13 @@ int measure_and_write(const RunOptions& o, RunPlan& plan, Result& result, const 
   bool partial_kept = !plan.finished_cases.empty();  // a resumed run's file
   if (!partial_path.empty()) keep_finished_cases(o, plan, result, partial_path, partial_kept);
   Progress progress(Progress::stderr_is_tty());
-  const ConditionsProbe conditions;  // what else ran on these CPUs while the suites did
+  const ConditionsProbe conditions;                                // what else ran on these CPUs while the suites did
+  const GpuConditionsProbe gpu_conditions(result.context.device);  // and on its GPU
   try {
     result.suites = run_suites(plan, progress);
-    result.context.conditions = conditions_to_json(conditions.finish());
+    RunConditions measured = conditions.finish();
+    measured.gpus = gpu_conditions.finish();
+    result.context.conditions = conditions_to_json(measured);
     end_distributed_run();         // the other ranks exit while rank 0 writes
   } catch (const InputError& e) {  // bad input found while staging or measuring: nothing written
     return usage_error(e.what());

@@ -110,19 +110,93 @@ RunConditions ConditionsProbe::finish() const {
   return r;
 }
 
+namespace {
+
+nlohmann::json optional_json(const std::optional<double>& v, double scale) {
+  return v ? nlohmann::json(std::round(*v * scale) / scale) : nlohmann::json(nullptr);
+}
+
+std::optional<double> number_at(const nlohmann::json& j, const char* key) {
+  if (j.contains(key) && j.at(key).is_number()) return j.at(key).get<double>();
+  return std::nullopt;
+}
+
+nlohmann::json gpu_to_json(const GpuConditions& g) {
+  return {{"gpu", g.gpu},
+          {"sm_clock_mhz", optional_json(g.sm_clock_mhz, 1)},
+          {"temperature_c", optional_json(g.temperature_c, 1)},
+          {"power_w", optional_json(g.power_w, 10)},
+          {"throttled_share", optional_json(g.throttled_share, 1e4)},
+          {"other_processes", g.other_processes ? nlohmann::json(*g.other_processes) : nlohmann::json(nullptr)},
+          {"throttle_reasons", g.throttle_reasons}};
+}
+
+GpuConditions gpu_from_json(const nlohmann::json& j) {
+  GpuConditions g;
+  if (!j.is_object()) return g;
+  if (j.contains("gpu") && j.at("gpu").is_string()) g.gpu = j.at("gpu").get<std::string>();
+  g.sm_clock_mhz = number_at(j, "sm_clock_mhz");
+  g.temperature_c = number_at(j, "temperature_c");
+  g.power_w = number_at(j, "power_w");
+  g.throttled_share = number_at(j, "throttled_share");
+  if (const auto n = number_at(j, "other_processes")) g.other_processes = static_cast<int>(*n);
+  if (j.contains("throttle_reasons") && j.at("throttle_reasons").is_array()) {
+    for (const auto& r : j.at("throttle_reasons")) {
+      if (r.is_string()) g.throttle_reasons.push_back(r.get<std::string>());
+    }
+  }
+  return g;
+}
+
+// The GPUs of runs one after another: throttled shares weighted by wall time, the most other
+// processes and the highest temperature, the last run's clock and power, every reason seen.
+std::vector<GpuConditions> combine_gpus(const std::vector<RunConditions>& runs) {
+  std::vector<GpuConditions> out = runs.front().gpus;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    double throttled = 0, weight = 0;
+    bool all = true;
+    for (const auto& r : runs) {
+      if (r.gpus.size() != out.size() || !r.gpus[i].throttled_share) {
+        all = false;
+        continue;
+      }
+      const auto& g = r.gpus[i];
+      throttled += *g.throttled_share * std::max(r.wall_s, 1e-9);
+      weight += std::max(r.wall_s, 1e-9);
+      if (g.other_processes) out[i].other_processes = std::max(out[i].other_processes.value_or(0), *g.other_processes);
+      if (g.temperature_c) out[i].temperature_c = std::max(out[i].temperature_c.value_or(0), *g.temperature_c);
+      out[i].sm_clock_mhz = g.sm_clock_mhz;
+      out[i].power_w = g.power_w;
+      for (const auto& reason : g.throttle_reasons) {
+        if (std::find(out[i].throttle_reasons.begin(), out[i].throttle_reasons.end(), reason) ==
+            out[i].throttle_reasons.end()) {
+          out[i].throttle_reasons.push_back(reason);
+        }
+      }
+    }
+    out[i].throttled_share = all ? std::optional<double>(throttled / weight) : std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json conditions_to_json(const RunConditions& c) {
   auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  auto rounded = [](const std::optional<double>& v, double scale) {
-    return v ? nlohmann::json(std::round(*v * scale) / scale) : nlohmann::json(nullptr);
-  };
-  return {{"cpus", c.cpus},
-          {"wall_s", std::round(c.wall_s * 1000) / 1000},
-          {"foreign_cpu", rounded(c.foreign_cpu, 1e4)},
-          {"steal", rounded(c.steal, 1e4)},
-          {"load_average_start", opt(c.load_average_start)},
-          {"load_average_end", opt(c.load_average_end)},
-          {"cpu_mhz", rounded(c.cpu_mhz, 1)},
-          {"governor", opt(c.governor)}};
+  auto rounded = [](const std::optional<double>& v, double scale) { return optional_json(v, scale); };
+  nlohmann::json j = {{"cpus", c.cpus},
+                      {"wall_s", std::round(c.wall_s * 1000) / 1000},
+                      {"foreign_cpu", rounded(c.foreign_cpu, 1e4)},
+                      {"steal", rounded(c.steal, 1e4)},
+                      {"load_average_start", opt(c.load_average_start)},
+                      {"load_average_end", opt(c.load_average_end)},
+                      {"cpu_mhz", rounded(c.cpu_mhz, 1)},
+                      {"governor", opt(c.governor)}};
+  if (!c.gpus.empty()) {  // a CUDA run's: absent from CPU runs and results before it
+    j["gpus"] = nlohmann::json::array();
+    for (const auto& g : c.gpus) j["gpus"].push_back(gpu_to_json(g));
+  }
+  return j;
 }
 
 nlohmann::json combine_conditions(const std::vector<nlohmann::json>& runs) {
@@ -147,6 +221,7 @@ nlohmann::json combine_conditions(const std::vector<nlohmann::json>& runs) {
   out.cpu_mhz = weighted(&RunConditions::cpu_mhz);
   for (const auto& r : recorded) out.wall_s += r.wall_s;
   out.load_average_end = recorded.back().load_average_end;
+  out.gpus = combine_gpus(recorded);
   return conditions_to_json(out);
 }
 
@@ -165,6 +240,9 @@ RunConditions conditions_from_json(const nlohmann::json& j) {
   c.load_average_end = number("load_average_end");
   c.cpu_mhz = number("cpu_mhz");
   if (j.contains("governor") && j.at("governor").is_string()) c.governor = j.at("governor").get<std::string>();
+  if (j.contains("gpus") && j.at("gpus").is_array()) {
+    for (const auto& g : j.at("gpus")) c.gpus.push_back(gpu_from_json(g));
+  }
   return c;
 }
 
@@ -172,6 +250,14 @@ std::string conditions_warning(const nlohmann::json& conditions) {
   const RunConditions c = conditions_from_json(conditions);
   const ConditionsBound bound;
   const double foreign = c.foreign_cpu.value_or(0), steal = c.steal.value_or(0);
+  for (const auto& g : c.gpus) {
+    if (g.throttled_share.value_or(0) >= bound.gpu_throttled) {
+      return fmt::format(
+          "{}'s clocks were held down (power or thermal limits) for {:.0f}% of this run: its times are not "
+          "comparable with an unthrottled run's (docs/gate.md)",
+          g.gpu, 100 * *g.throttled_share);
+    }
+  }
   if (foreign < bound.foreign_cpu && steal < bound.steal) return "";
   return fmt::format(
       "other processes kept {:.0f}% of this run's CPUs busy and the hypervisor stole {:.0f}%: its times are not "
@@ -198,6 +284,26 @@ std::string conditions_difference(const nlohmann::json& reference, const nlohman
   if (a.governor && b.governor && *a.governor != *b.governor) {
     why.push_back(fmt::format("the CPU governor was {} for the reference run, {} for the compared one", *a.governor,
                               *b.governor));
+  }
+  for (std::size_t i = 0; i < std::min(a.gpus.size(), b.gpus.size()); ++i) {
+    const auto &x = a.gpus[i], &y = b.gpus[i];
+    if (x.throttled_share && y.throttled_share &&
+        std::abs(*x.throttled_share - *y.throttled_share) > bound.gpu_throttled) {
+      why.push_back(
+          fmt::format("{}'s clocks were held down for {:.0f}% of the reference run, {:.0f}% of the compared one", y.gpu,
+                      100 * *x.throttled_share, 100 * *y.throttled_share));
+    }
+    if (x.sm_clock_mhz && y.sm_clock_mhz && *x.sm_clock_mhz > 0 &&
+        std::abs(*y.sm_clock_mhz / *x.sm_clock_mhz - 1) > bound.gpu_sm_clock) {
+      why.push_back(
+          fmt::format("{}'s SM clock ended at {:.0f} MHz in the reference run, {:.0f} MHz in the compared one", y.gpu,
+                      *x.sm_clock_mhz, *y.sm_clock_mhz));
+    }
+    if (x.other_processes && y.other_processes && *x.other_processes != *y.other_processes) {
+      why.push_back(
+          fmt::format("{} other compute process(es) shared {} during the reference run, {} during the compared one",
+                      *x.other_processes, y.gpu, *y.other_processes));
+    }
   }
   if (why.empty()) return "";
   std::string text = why.front();

@@ -26,14 +26,14 @@ Key key_of(const history::SeriesChange& c) { return {c.cell, c.metric, c.hardwar
 // store holds few distinct fingerprints and a page many points: each one is parsed once.
 std::string stack_of(const history::TrendPoint& p) {
   thread_local std::unordered_map<std::string, std::string> cuda_of_fingerprint;
-  auto [known, added] = cuda_of_fingerprint.try_emplace(p.fingerprint);
+  auto [known, added] = cuda_of_fingerprint.try_emplace(p->fingerprint);
   if (added) {
     try {
-      known->second = nlohmann::json::parse(p.fingerprint).value("cuda_runtime_version", "");
+      known->second = nlohmann::json::parse(p->fingerprint).value("cuda_runtime_version", "");
     } catch (const std::exception&) {  // an unreadable stored fingerprint names no CUDA
     }
   }
-  return "torch " + p.libtorch_version + (known->second.empty() ? "" : ", CUDA " + known->second);
+  return "torch " + p->libtorch_version + (known->second.empty() ? "" : ", CUDA " + known->second);
 }
 
 std::string model_label(const std::string& sha) { return sha.empty() ? "built-in" : "file " + sha.substr(0, 12); }
@@ -85,7 +85,7 @@ nlohmann::json dashboard_series(const history::SeriesTrend& t, const history::De
   std::vector<std::size_t> kept = kept_points(t.runs.size(), options.recent_points);
   // A change point's two runs are always drawn, whatever the thinning.
   std::map<std::int64_t, std::size_t> by_run;
-  for (std::size_t i = 0; i < t.runs.size(); ++i) by_run[t.runs[i].run_id] = i;
+  for (std::size_t i = 0; i < t.runs.size(); ++i) by_run[t.runs[i]->run_id] = i;
   nlohmann::json marks = nlohmann::json::array();
   for (const auto& c : changes.changes) {
     if (key_of(c) != key_of(t)) continue;
@@ -114,16 +114,16 @@ nlohmann::json dashboard_series(const history::SeriesTrend& t, const history::De
   for (const auto i : kept) {
     const auto& p = t.runs[i];
     const auto [lo, hi] = std::minmax_element(p.samples.begin(), p.samples.end());
-    points.push_back({{"time", p.timestamp_utc},
+    points.push_back({{"time", p->timestamp_utc},
                       {"value", t.medians[i]},
                       {"low", *lo},
                       {"high", *hi},
-                      {"run", p.run_id},
-                      {"git", p.git_sha.substr(0, 12)},
+                      {"run", p->run_id},
+                      {"git", p->git_sha.substr(0, 12)},
                       {"stack", stack_of(p)},
                       {"loaded", static_cast<bool>(t.loaded[i])},
                       {"excluded", i < t.excluded.size() ? t.excluded[i] : ""},
-                      {"annotated", annotated.contains(p.run_id) ? annotated[p.run_id] : ""}});
+                      {"annotated", annotated.contains(p->run_id) ? annotated[p->run_id] : ""}});
   }
   return {
       {"cell", t.cell},        {"metric", t.metric}, {"hardware", t.hardware}, {"model", model_label(t.model_sha256)},

@@ -2,6 +2,7 @@
 // fingerprint's JSON form and environment_warnings. All run on CPU; *_CUDA tests need a device.
 #include "tipbench/environment.h"
 #include "tipbench/fingerprint.h"
+#include "tipbench/gpu_conditions.h"
 #include "tipbench/run_context.h"
 
 #include "cuda_required.h"
@@ -148,6 +149,33 @@ TEST(Fingerprint, DifferencesNameTheChangedFields) {
   c.driver_version = "575.0";
   const std::vector<std::string> expected_c = {"gpus", "driver_version"};
   EXPECT_EQ(tipbench::fingerprint_differences(a, c), expected_c);
+}
+
+// GPU conditions of measurement: nothing for a CPU run; on a GPU, NVML's figures for the run's GPU.
+TEST(GpuConditions, NothingForACpuRun) {
+  EXPECT_TRUE(tipbench::GpuConditionsProbe("cpu").finish().empty());
+  // Without a GPU or NVML (this machine, a CI runner) a CUDA device string gives nothing either.
+  if (!torch::cuda::is_available()) EXPECT_TRUE(tipbench::GpuConditionsProbe("cuda:0").finish().empty());
+}
+
+TEST(GpuConditions, SamplesTheRunsGpu_CUDA) {
+  TIPBENCH_REQUIRE_CUDA();
+  const tipbench::GpuConditionsProbe probe("cuda:0");
+  const auto gpus = probe.finish();
+  ASSERT_EQ(gpus.size(), 1u) << "NVML (libnvidia-ml.so.1) did not see cuda:0";
+  EXPECT_EQ(gpus[0].gpu.rfind("GPU 0", 0), 0u) << gpus[0].gpu;
+  ASSERT_TRUE(gpus[0].sm_clock_mhz.has_value());
+  EXPECT_GT(*gpus[0].sm_clock_mhz, 100);
+  ASSERT_TRUE(gpus[0].temperature_c.has_value());
+  EXPECT_GT(*gpus[0].temperature_c, 5);
+  EXPECT_LT(*gpus[0].temperature_c, 110);
+  ASSERT_TRUE(gpus[0].throttled_share.has_value());
+  EXPECT_GE(*gpus[0].throttled_share, 0.0);
+  EXPECT_LE(*gpus[0].throttled_share, 1.0);
+  ASSERT_TRUE(gpus[0].other_processes.has_value());
+  std::cout << "GPU conditions: " << gpus[0].gpu << ", SM " << *gpus[0].sm_clock_mhz << " MHz, "
+            << *gpus[0].temperature_c << " C, throttled " << *gpus[0].throttled_share << ", others "
+            << *gpus[0].other_processes << "\n";
 }
 
 TEST(Environment, WarningsAreSentences) {

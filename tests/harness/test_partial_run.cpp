@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 namespace {
@@ -115,5 +116,34 @@ void expect_notice_on(int signal_number) {
 TEST(InterruptNotice, SigintPrintsTheLastNoticeAndDiesOfSigint) { expect_notice_on(SIGINT); }
 
 TEST(InterruptNotice, SigtermPrintsTheLastNoticeAndDiesOfSigterm) { expect_notice_on(SIGTERM); }
+
+// A staged notice holds only once its file has been replaced: before, the current one is printed.
+std::string notice_after_staging(const std::filesystem::path& dir, bool replace) {
+  const auto err = dir / (replace ? "replaced.txt" : "kept.txt");
+  const auto file = dir / (replace ? "replaced.partial" : "kept.partial");
+  write_bytes(file, "old");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    tipbench::install_interrupt_notice("interrupted: 1 case(s) kept");
+    tipbench::stage_interrupt_notice("interrupted: 2 case(s) kept", file.string());
+    if (replace) {  // as write_partial_run does: a new file renamed over the old one
+      write_bytes(dir / "new.tmp", "new");
+      std::filesystem::rename(dir / "new.tmp", file);
+    }
+    ::raise(SIGINT);
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return read_bytes(err);
+}
+
+TEST(InterruptNotice, AStagedNoticeHoldsOnceItsFileIsReplaced) {
+  const auto dir = fresh_scratch_dir("interrupt_notice_staged");
+  EXPECT_EQ(notice_after_staging(dir, /*replace=*/false), "interrupted: 1 case(s) kept\n");
+  EXPECT_EQ(notice_after_staging(dir, /*replace=*/true), "interrupted: 2 case(s) kept\n");
+}
 
 }  // namespace

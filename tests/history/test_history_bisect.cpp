@@ -7,6 +7,7 @@
 #include "tipbench/result.h"
 
 #include "child_process.h"
+#include "postgres_server.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "test_paths.h"
@@ -28,7 +29,8 @@ using tipbench::testing::synthetic_run;
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 struct Project {
-  fs::path dir, repo, store;
+  fs::path dir, repo;
+  std::string store;                 // a SQLite file or a postgresql:// URL
   std::vector<std::string> commits;  // oldest first
 };
 
@@ -62,16 +64,16 @@ void write_build(const fs::path& path, int slowdown_pct) {
 
 // Eight runs at the first commit, four half as fast at the last, of zero_grad on small_cnn (a case
 // the builds can re-run); builds/<sha>/tipbench slow from commit 2 on.
-Project project(const std::string& name) {
+Project project(const std::string& name, const std::string& store = "") {
   Project p;
   p.dir = fresh_scratch_dir(name);
   p.repo = p.dir / "repo";
-  p.store = p.dir / "history.db";
+  p.store = store.empty() ? (p.dir / "history.db").string() : store;
   p.commits = git_commits(p.dir, p.repo, 5);
   for (std::size_t i = 0; i < p.commits.size(); ++i) {
     write_build(p.dir / "builds" / p.commits[i] / "tipbench", i >= 2 ? 100 : 0);
   }
-  std::vector<std::string> ingest{TIPBENCH_BINARY, "history", "--store", p.store.string(), "ingest"};
+  std::vector<std::string> ingest{TIPBENCH_BINARY, "history", "--store", p.store, "ingest"};
   for (int i = 0; i < 12; ++i) {
     const auto file = (p.dir / ("run" + std::to_string(i) + ".json")).string();
     tipbench::write_result_atomically(synthetic_run({.model = "small_cnn",
@@ -90,7 +92,7 @@ Project project(const std::string& name) {
 }
 
 tipbench::testing::ChildOutcome history(const Project& p, std::vector<std::string> args) {
-  args.insert(args.begin(), {TIPBENCH_BINARY, "history", "--store", p.store.string()});
+  args.insert(args.begin(), {TIPBENCH_BINARY, "history", "--store", p.store});
   return run_child(args, p.dir / "stdout.txt", p.dir / "stderr.txt");
 }
 
@@ -164,6 +166,17 @@ TEST(HistoryBisect, ConfirmTellsAReproducedRegressionFromOneTheBuildsDoNotShow) 
   const auto without_confirm = history(p, {"detect", "--blocks", "3"});
   EXPECT_EQ(without_confirm.code, 2) << without_confirm.err;
   EXPECT_TRUE(has(without_confirm.err, "--blocks goes with --confirm")) << without_confirm.err;
+}
+
+// The same confirmation over a fleet's PostgreSQL store (the throw-away test server).
+TEST(HistoryBisect, ConfirmReadsAPostgresStoreToo) {
+  const auto p =
+      project("history_confirm_postgres", tipbench::testing::PostgresServer::instance().fresh_database("confirm"));
+  const auto slow = history(p, {"detect", "--series", "arm:zero throughput", "--confirm", "--binaries",
+                                (p.dir / "builds" / "{commit}" / "tipbench").string(), "--blocks", "4", "--max-blocks",
+                                "16", "--out-dir", (p.dir / "work").string()});
+  EXPECT_EQ(slow.code, 1) << slow.out << slow.err;
+  EXPECT_TRUE(has(slow.out, "1 confirmed, 0 not reproduced")) << slow.out;
 }
 
 }  // namespace

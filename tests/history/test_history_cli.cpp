@@ -1,5 +1,6 @@
 // `tipbench history ingest|runs` as a user runs it: the real binary in a child process; exit
 // codes and messages as docs/cli.md says; a bad file in the list stores nothing.
+#include "tipbench/history/store.h"
 #include "tipbench/result.h"
 
 #include "child_process.h"
@@ -78,6 +79,13 @@ TEST(HistoryCli, IngestsIntoAPostgresServerWithThePasswordMasked) {
   const auto a = (dir / "a.json").string(), b = (dir / "b.json").string();
   tipbench::write_result_atomically(synthetic_run({.seed = 1}), a);
   tipbench::write_result_atomically(synthetic_run({.seed = 2}), b);
+  // A reader on an empty database: no store there (a mistyped database is not an empty history),
+  // and nothing made in it.
+  for (const char* read : {"runs", "detect", "annotations"}) {
+    const auto none = tipbench_cmd(dir, {"history", "--store", url, read});
+    EXPECT_EQ(none.code, 2) << read << ": " << none.out << none.err;
+    EXPECT_TRUE(has(none.err, "no tipbench history store in this database")) << none.err;
+  }
   const auto first = tipbench_cmd(dir, {"history", "--store", url, "ingest", a, b});
   ASSERT_EQ(first.code, 0) << first.err;
   EXPECT_TRUE(has(first.out, "stored as run 1")) << first.out;
@@ -127,6 +135,18 @@ TEST(HistoryCli, DetectExitsOneOnANewRegressionAndWritesItsReports) {
   EXPECT_TRUE(has(found.out, "2 new regression(s)")) << found.out;
   EXPECT_TRUE(fs::exists(json));
   EXPECT_TRUE(fs::exists(md));
+  const auto recorded =
+      tipbench_cmd(dir, {"history", "--store", store, "detect", "--series", "throughput", "--record"});
+  EXPECT_EQ(recorded.code, 1) << recorded.err;
+  EXPECT_TRUE(has(recorded.out, "recorded 2 change point(s) of 2 stored series")) << recorded.out;
+  {
+    tipbench::history::HistoryStore kept(store);
+    const auto points = kept.change_points();
+    ASSERT_EQ(points.size(), 2u);
+    EXPECT_EQ(points[0].run_id, 9);  // the first slower run (ids follow the ingest order)
+    EXPECT_EQ(points[0].verdict, "REGRESSION");
+    EXPECT_NEAR(points[0].ratio, 0.8, 0.02);
+  }
   const auto old_news = tipbench_cmd(dir, {"history", "--store", store, "detect", "--since", "2026-11-30"});
   EXPECT_EQ(old_news.code, 0) << old_news.out << old_news.err;
   EXPECT_TRUE(has(old_news.out, "0 new regression(s)")) << old_news.out;

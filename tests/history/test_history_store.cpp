@@ -195,6 +195,29 @@ TEST_P(HistoryStore, AnnotationsAreStoredListedAndRemoved) {
   EXPECT_EQ(store.annotations().size(), 2u);
 }
 
+// Change points kept by detect --record: replaced per series, atomically; others' kept.
+TEST_P(HistoryStore, ChangePointsReplaceThoseOfTheSeriesExamined) {
+  h::HistoryStore store(store_);
+  const auto run = store.ingest(write_run(dir_, "a.json", 1)).run_id;
+  const auto series = store.series_of_run(run);
+  ASSERT_GE(series.size(), 2u);
+  store.replace_change_points({series[0], series[1]},
+                              {{series[0], run, "2026-11-26T10:00:00Z", 0.9, 0.88, 0.92, 1e-5, "REGRESSION"},
+                               {series[1], run, "2026-11-26T10:00:00Z", 1.1, 1.05, 1.15, 2e-4, "improvement"}});
+  auto kept = store.change_points();
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].series_id, series[0]);
+  EXPECT_DOUBLE_EQ(kept[0].ratio_low, 0.88);
+  EXPECT_DOUBLE_EQ(kept[0].p_value, 1e-5);
+  EXPECT_EQ(kept[0].verdict, "REGRESSION");
+  EXPECT_EQ(kept[1].detected_utc, "2026-11-26T10:00:00Z");
+  // Detect again over series[0] only: its point goes (none found now), series[1]'s stays.
+  store.replace_change_points({series[0]}, {});
+  kept = store.change_points();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].series_id, series[1]);
+}
+
 // Every cell of every run is a series, its trend every block's value, bit for bit, oldest run first.
 TEST_P(HistoryStore, SeriesAndTrendsGiveBackEveryBlockExactly) {
   const auto late = write_run(dir_, "late.json", 1, "2026-11-22T09:00:00Z");
@@ -218,11 +241,11 @@ TEST_P(HistoryStore, SeriesAndTrendsGiveBackEveryBlockExactly) {
     ASSERT_TRUE(late_values.contains(key)) << key.label();
     const auto trend = store.trend(s.id);
     ASSERT_EQ(trend.size(), 2u) << key.label();
-    EXPECT_EQ(trend[0].run_id, early_id);  // oldest run first, whatever the order of ingest
+    EXPECT_EQ(trend[0]->run_id, early_id);  // oldest run first, whatever the order of ingest
     EXPECT_EQ(trend[0].samples, early_values[key]) << key.label();
-    EXPECT_EQ(trend[1].run_id, late_id);
+    EXPECT_EQ(trend[1]->run_id, late_id);
     EXPECT_EQ(trend[1].samples, late_values[key]) << key.label();
-    EXPECT_EQ(trend[1].timestamp_utc, "2026-11-22T09:00:00Z");
+    EXPECT_EQ(trend[1]->timestamp_utc, "2026-11-22T09:00:00Z");
   }
 }
 
@@ -443,10 +466,10 @@ TEST_F(HistoryStorePostgres, ReadsBackWhatSqliteReadsBack) {
     const auto want = sqlite.trend(s.id), got = postgres.trend(s.id);
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < want.size(); ++i) {
-      EXPECT_EQ(std::tie(got[i].run_id, got[i].timestamp_utc, got[i].git_sha, got[i].libtorch_version,
-                         got[i].fingerprint, got[i].conditions, got[i].samples),
-                std::tie(want[i].run_id, want[i].timestamp_utc, want[i].git_sha, want[i].libtorch_version,
-                         want[i].fingerprint, want[i].conditions, want[i].samples));
+      EXPECT_EQ(std::tie(got[i]->run_id, got[i]->timestamp_utc, got[i]->git_sha, got[i]->libtorch_version,
+                         got[i]->fingerprint, got[i]->conditions, got[i].samples),
+                std::tie(want[i]->run_id, want[i]->timestamp_utc, want[i]->git_sha, want[i]->libtorch_version,
+                         want[i]->fingerprint, want[i]->conditions, want[i].samples));
     }
   }
 }

@@ -91,17 +91,18 @@ DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest&
       c.regression = judged.regression;
       const auto& before = *points[cp.index - 1];
       const auto& after = *points[cp.index];
-      c.before_time = before.timestamp_utc;
-      c.after_time = after.timestamp_utc;
-      c.before_git = before.git_sha;
-      c.after_git = after.git_sha;
-      c.before_run = before.run_id;
-      c.after_run = after.run_id;
-      c.is_new = request.since.empty() || after.timestamp_utc >= request.since;
-      c.software_change = software_change(before.fingerprint, after.fingerprint);
+      c.before_time = before->timestamp_utc;
+      c.after_time = after->timestamp_utc;
+      c.before_git = before->git_sha;
+      c.after_git = after->git_sha;
+      c.before_run = before->run_id;
+      c.after_run = after->run_id;
+      c.after_series = after.series_id;
+      c.is_new = request.since.empty() || after->timestamp_utc >= request.since;
+      c.software_change = software_change(before->fingerprint, after->fingerprint);
       // An expected change annotated at a run after the last one before it, up to the first after it.
       for (const auto& a : t.expected) {
-        if (a.run_time > before.timestamp_utc && a.run_time <= after.timestamp_utc) {
+        if (a.run_time > before->timestamp_utc && a.run_time <= after->timestamp_utc) {
           c.expected = a.note.empty() ? "expected" : a.note;
         }
       }
@@ -109,6 +110,15 @@ DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest&
     }
   }
   return report;
+}
+
+std::vector<StoredChangePoint> stored_change_points(const DetectReport& report, const std::string& now_utc) {
+  std::vector<StoredChangePoint> out;
+  for (const auto& c : report.changes) {
+    out.push_back({c.after_series, c.after_run, now_utc, c.point.ratio, c.point.ratio_low, c.point.ratio_high,
+                   c.point.p_value, verdict_of(c)});
+  }
+  return out;
 }
 
 std::string detect_console(const DetectReport& r) {

@@ -11,8 +11,8 @@ bool is_postgres_url(const std::string& location) {
   return location.starts_with("postgresql://") || location.starts_with("postgres://");
 }
 
-HistoryStore::HistoryStore(const std::string& location)
-    : backend_(is_postgres_url(location) ? open_postgres_store(location) : open_sqlite_store(location)) {}
+HistoryStore::HistoryStore(const std::string& location, StoreOpening opening)
+    : backend_(is_postgres_url(location) ? open_postgres_store(location, opening) : open_sqlite_store(location)) {}
 
 HistoryStore::~HistoryStore() = default;
 
@@ -30,19 +30,41 @@ IngestOutcome HistoryStore::ingest(const std::string& bytes, const Result& run, 
 
 std::vector<StoredRun> HistoryStore::runs() const { return backend_->runs(); }
 std::vector<SeriesInfo> HistoryStore::series() const { return backend_->series(); }
+std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> StoreBackend::samples_of(
+    const std::vector<std::int64_t>& series_ids) const {
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> out;
+  for (const auto id : series_ids) out[id] = samples(id);
+  return out;
+}
+
 std::vector<TrendPoint> HistoryStore::trend(std::int64_t series_id) const {
+  auto points = assemble(backend_->samples(series_id));
+  for (auto& p : points) p.series_id = series_id;
+  return points;
+}
+
+std::map<std::int64_t, std::vector<TrendPoint>> HistoryStore::trends(
+    const std::vector<std::int64_t>& series_ids) const {
+  std::map<std::int64_t, std::vector<TrendPoint>> out;
+  for (const auto& [id, samples] : backend_->samples_of(series_ids)) {
+    auto& points = out[id] = assemble(samples);
+    for (auto& p : points) p.series_id = id;
+  }
+  return out;
+}
+
+std::vector<TrendPoint> HistoryStore::assemble(const std::vector<std::pair<std::int64_t, double>>& samples) const {
   if (!run_points_) run_points_ = backend_->run_points();
-  const auto samples = backend_->samples(series_id);
   std::vector<TrendPoint> out;
   for (const auto& [run, value] : samples) {
-    if (out.empty() || out.back().run_id != run) {
+    if (out.empty() || out.back()->run_id != run) {
       auto known = run_points_->find(run);
       if (known == run_points_->end()) {  // ingested by another process since the runs were read
         run_points_ = backend_->run_points();
         known = run_points_->find(run);
         if (known == run_points_->end()) throw StoreError("a sample of run " + std::to_string(run) + " has no run");
       }
-      out.push_back(known->second);
+      out.push_back({known->second, {}});
     }
     out.back().samples.push_back(value);
   }
@@ -62,6 +84,12 @@ std::vector<std::int64_t> HistoryStore::annotate(const std::string& kind, std::i
   for (const auto series : series_ids) add(series);
   return ids;
 }
+
+void HistoryStore::replace_change_points(const std::vector<std::int64_t>& series_ids,
+                                         const std::vector<StoredChangePoint>& points) {
+  backend_->replace_change_points(series_ids, points);
+}
+std::vector<StoredChangePoint> HistoryStore::change_points() const { return backend_->change_points(); }
 
 bool HistoryStore::remove_annotation(std::int64_t id) { return backend_->remove_annotation(id); }
 std::vector<Annotation> HistoryStore::annotations() const { return backend_->annotations(); }

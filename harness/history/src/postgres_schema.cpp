@@ -110,8 +110,10 @@ bool is_this_store(const PgConnection& db) {
 
 }  // namespace
 
-void prepare_postgres_store(const PgConnection& db) {
+void prepare_postgres_store(const PgConnection& db, bool make_when_absent) {
   if (is_this_store(db)) return;
+  if (!make_when_absent)
+    db.fail("no tipbench history store in this database (tipbench history ingest RUN.json makes one)");
   // An empty database: the schema in one transaction. Two processes making it at once: the second
   // waits for the lock, then finds it made.
   db.exec("BEGIN");

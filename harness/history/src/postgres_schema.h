@@ -16,7 +16,8 @@ inline constexpr const char* kSchemaLock = "1414090818000001";
 inline constexpr const char* kIngestLock = "1414090818000002";
 
 // Creates the schema in a database that has none (in one transaction: two processes doing it at
-// once both succeed), checks an existing one (marker, schema version). Throws StoreError.
-void prepare_postgres_store(const PgConnection& db);
+// once both succeed; unless !make_when_absent: then StoreError), checks an existing one (marker,
+// schema version). Throws StoreError.
+void prepare_postgres_store(const PgConnection& db, bool make_when_absent);
 
 }  // namespace tipbench::history

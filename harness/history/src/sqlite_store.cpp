@@ -82,12 +82,15 @@ class SqliteStore final : public StoreBackend {
   IngestOutcome ingest(const std::string& bytes, const Result& run, const std::string& source) override;
   std::vector<StoredRun> runs() const override;
   std::vector<SeriesInfo> series() const override;
-  std::map<std::int64_t, TrendPoint> run_points() const override;
+  std::map<std::int64_t, std::shared_ptr<const RunPoint>> run_points() const override;
   std::vector<std::pair<std::int64_t, double>> samples(std::int64_t series_id) const override;
   std::vector<std::int64_t> series_of_run(std::int64_t run_id) const override;
   std::int64_t add_annotation(const Annotation& a) override;
   bool remove_annotation(std::int64_t id) override;
   std::vector<Annotation> annotations() const override;
+  void replace_change_points(const std::vector<std::int64_t>& series_ids,
+                             const std::vector<StoredChangePoint>& points) override;
+  std::vector<StoredChangePoint> change_points() const override;
 
  private:
   std::string path_;
@@ -207,10 +210,13 @@ std::vector<SeriesInfo> SqliteStore::series() const {
   return out;
 }
 
-std::map<std::int64_t, TrendPoint> SqliteStore::run_points() const {
+std::map<std::int64_t, std::shared_ptr<const RunPoint>> SqliteStore::run_points() const {
   Statement q(db_, "SELECT id, timestamp_utc, git_sha, libtorch_version, fingerprint, conditions FROM runs", path_);
-  std::map<std::int64_t, TrendPoint> out;
-  while (q.step()) out[q.integer(0)] = {q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), {}};
+  std::map<std::int64_t, std::shared_ptr<const RunPoint>> out;
+  while (q.step()) {
+    out[q.integer(0)] =
+        std::make_shared<const RunPoint>(RunPoint{q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5)});
+  }
   return out;
 }
 
@@ -253,6 +259,40 @@ std::vector<Annotation> SqliteStore::annotations() const {
   std::vector<Annotation> out;
   while (q.step())
     out.push_back({q.integer(0), q.text(1), q.integer(2), q.integer(3), q.text(4), q.text(5), q.text(6)});
+  return out;
+}
+
+void SqliteStore::replace_change_points(const std::vector<std::int64_t>& series_ids,
+                                        const std::vector<StoredChangePoint>& points) {
+  exec(db_, "BEGIN IMMEDIATE", path_);
+  try {
+    Statement drop(db_, "DELETE FROM change_points WHERE series_id = ?1", path_);
+    for (const auto id : series_ids) drop.bind(1, id).run_once();
+    Statement add(db_,
+                  "INSERT INTO change_points(series_id, run_id, detected_utc, ratio, ratio_low, ratio_high, p_value, "
+                  "verdict) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                  path_);
+    for (const auto& p : points) {
+      add.bind(1, p.series_id).bind(2, p.run_id).bind(3, p.detected_utc).bind(8, p.verdict);
+      add.bind_double(4, p.ratio).bind_double(5, p.ratio_low).bind_double(6, p.ratio_high).bind_double(7, p.p_value);
+      add.run_once();
+    }
+    exec(db_, "COMMIT", path_);
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+std::vector<StoredChangePoint> SqliteStore::change_points() const {
+  Statement q(db_,
+              "SELECT series_id, run_id, detected_utc, ratio, ratio_low, ratio_high, p_value, verdict "
+              "FROM change_points ORDER BY series_id, run_id",
+              path_);
+  std::vector<StoredChangePoint> out;
+  while (q.step()) {
+    out.push_back({q.integer(0), q.integer(1), q.text(2), q.real(3), q.real(4), q.real(5), q.real(6), q.text(7)});
+  }
   return out;
 }
 

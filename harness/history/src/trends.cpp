@@ -53,24 +53,35 @@ std::vector<SeriesTrend> read_trends(const HistoryStore& store, const std::strin
   for (const auto& a : annotations) {
     if (a.kind == kExcludeRun) excluded[a.run_id] = a.note.empty() ? "excluded" : a.note;
   }
+  // Read in batches: one round trip per batch on a server, a bounded result set each.
+  std::vector<std::int64_t> all_ids;
+  for (const auto& [key, list] : ids) all_ids.insert(all_ids.end(), list.begin(), list.end());
+  std::map<std::int64_t, std::vector<TrendPoint>> by_series;
+  constexpr std::size_t kBatch = 500;
+  for (std::size_t from = 0; from < all_ids.size(); from += kBatch) {
+    const std::vector<std::int64_t> batch(
+        all_ids.begin() + static_cast<std::ptrdiff_t>(from),
+        all_ids.begin() + static_cast<std::ptrdiff_t>(std::min(from + kBatch, all_ids.size())));
+    by_series.merge(store.trends(batch));
+  }
   std::vector<SeriesTrend> out;
   for (auto& [key, t] : groups) {
     t.series_ids = ids[key];
     for (const auto id : ids[key]) {
-      for (auto& p : store.trend(id)) {
+      for (auto& p : by_series[id]) {
         if (!p.samples.empty()) t.runs.push_back(std::move(p));
       }
     }
     std::stable_sort(t.runs.begin(), t.runs.end(), [](const TrendPoint& a, const TrendPoint& b) {
-      return std::tie(a.timestamp_utc, a.run_id) < std::tie(b.timestamp_utc, b.run_id);
+      return std::tie(a->timestamp_utc, a->run_id) < std::tie(b->timestamp_utc, b->run_id);
     });
     std::set<std::int64_t> runs;
     for (const auto& p : t.runs) {
       t.medians.push_back(median(p.samples));
-      t.loaded.push_back(loaded(p.conditions));
-      const auto note = excluded.find(p.run_id);
+      t.loaded.push_back(loaded(p->conditions));
+      const auto note = excluded.find(p->run_id);
       t.excluded.push_back(note == excluded.end() ? "" : note->second);
-      runs.insert(p.run_id);
+      runs.insert(p->run_id);
     }
     for (const auto& a : annotations) {
       if (a.kind != kExpectedChange) continue;

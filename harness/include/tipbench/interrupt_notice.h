@@ -12,6 +12,11 @@ namespace tipbench {
 void install_interrupt_notice(const std::string& notice);
 // Safe against a signal arriving meanwhile: the handler sees the old notice or the new one.
 void set_interrupt_notice(const std::string& notice);
+// Before a file is written by rename: `notice` holds once `path` has been replaced (made, or
+// renamed over), the current notice until then; a signal between the rename and the next
+// set_interrupt_notice says the right one. set_ or unstage_interrupt_notice ends it.
+void stage_interrupt_notice(const std::string& notice, const std::string& path);
+void unstage_interrupt_notice();
 // Back to the default actions (the run is over, or is handing over to code of its own).
 void remove_interrupt_notice();
 

@@ -17,6 +17,17 @@
 
 namespace tipbench {
 
+// One GPU's conditions over a run, from NVML (gpu_conditions.h measures them on a CUDA run).
+struct GpuConditions {
+  std::string gpu;                            // "GPU 0 (NVIDIA H100 80GB HBM3)"
+  std::optional<double> sm_clock_mhz;         // at the end
+  std::optional<double> temperature_c;        // the higher of start and end
+  std::optional<double> power_w;              // at the end
+  std::optional<double> throttled_share;      // of the span, NVML's power and thermal violation time (0..1)
+  std::optional<int> other_processes;         // compute processes besides this one: the most at start or end
+  std::vector<std::string> throttle_reasons;  // active at the end (kThrottleReasons' texts)
+};
+
 struct RunConditions {
   int cpus = 0;       // the CPUs this process may run on (its affinity), whose time is counted
   double wall_s = 0;  // the span measured
@@ -29,6 +40,7 @@ struct RunConditions {
   std::optional<double> load_average_end;
   std::optional<double> cpu_mhz;        // mean scaling_cur_freq at the end; nullopt without cpufreq
   std::optional<std::string> governor;  // cpu0's scaling_governor; nullopt without cpufreq
+  std::vector<GpuConditions> gpus;      // a CUDA run's GPUs (empty: a CPU run, or no NVML)
 };
 
 // Samples /proc at construction; finish() returns the conditions since then. Never throws: what
@@ -57,17 +69,23 @@ nlohmann::json combine_conditions(const std::vector<nlohmann::json>& runs);
 RunConditions conditions_from_json(const nlohmann::json& j);  // missing keys stay unset
 
 // One sentence for the run's summary when other processes or the hypervisor took a share of the
-// CPUs at least the default bound (its times then differ from a quiet run's); "" otherwise.
+// CPUs at least the default bound, or a GPU's clocks were held down (power, thermal) for at least
+// the default bound's share of it (its times then differ from a quiet run's); "" otherwise.
 std::string conditions_warning(const nlohmann::json& conditions);
 
 // The bound within which two unpaired runs count as measured under the same conditions.
 struct ConditionsBound {
-  double foreign_cpu = 0.20;  // difference in the share of the CPUs other processes used
-  double steal = 0.05;        // difference in the share stolen by the hypervisor
+  double foreign_cpu = 0.20;    // difference in the share of the CPUs other processes used
+  double steal = 0.05;          // difference in the share stolen by the hypervisor
+  double gpu_throttled = 0.10;  // difference in the share of the run a GPU's clocks were held down
+  double gpu_sm_clock = 0.10;   // relative difference of a GPU's SM clock at the end
 };
 
 // Why two runs' conditions differ beyond the bound, in one sentence ("" when they do not, or when
-// either side did not record them: results older than schema 1.6 are judged as before).
+// either side did not record them: results older than schema 1.6 are judged as before). GPUs are
+// compared in order when both runs recorded them: throttled share, SM clock, other processes (a
+// process that came or went is a difference; the same count on both sides is not, since inside a
+// container NVML may list this process under a host pid).
 std::string conditions_difference(const nlohmann::json& reference, const nlohmann::json& candidate,
                                   const ConditionsBound& bound);
 

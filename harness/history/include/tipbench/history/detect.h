@@ -47,8 +47,9 @@ struct SeriesChange {
   bool is_new = true;       // its first run after is no earlier than `since`
   std::string before_time, after_time, before_git, after_git;
   std::int64_t before_run = 0, after_run = 0;
-  std::string software_change;  // "libtorch_version 2.11.0 -> 2.15.0, ..." between the two runs; "" if none
-  std::string expected;         // an expected_change annotation's note: never a new regression ("" if none)
+  std::int64_t after_series = 0;  // the stored series (one software stack's) of the run after
+  std::string software_change;    // "libtorch_version 2.11.0 -> 2.15.0, ..." between the two runs; "" if none
+  std::string expected;           // an expected_change annotation's note: never a new regression ("" if none)
 };
 
 // "REGRESSION" (new), "regression" (before --since), "improvement" or "expected" (annotated).
@@ -68,6 +69,9 @@ DetectReport detect(const HistoryStore& store, const DetectRequest& request);
 // The same for series already read (read_trends with the request's filter): a caller that draws
 // them too (the dashboard) reads the store once.
 DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest& request);
+
+// The report's change points as the store keeps them (`detect --record`), detected at `now_utc`.
+std::vector<StoredChangePoint> stored_change_points(const DetectReport& report, const std::string& now_utc);
 
 std::string detect_console(const DetectReport& report);
 std::string detect_markdown(const DetectReport& report);

@@ -49,13 +49,21 @@ struct SeriesInfo {
   std::string suite, case_name, arm, metric, fingerprint_slug, model_sha256;
 };
 
-// One run's samples of one series, with what the detector reports beside a change.
-struct TrendPoint {
+// What the detector and the dashboard show of a run beside its samples.
+struct RunPoint {
   std::int64_t run_id = 0;
   std::string timestamp_utc, git_sha, libtorch_version;
-  std::string fingerprint;      // the run's fingerprint, JSON text
-  std::string conditions;       // the run's conditions of measurement, JSON text ("null": none recorded)
+  std::string fingerprint;  // the run's fingerprint, JSON text
+  std::string conditions;   // the run's conditions of measurement, JSON text ("null": none recorded)
+};
+
+// One run's samples of one series. The run's record is shared by its points in every series (a
+// copy per point cost gigabytes over 10,000 series of 500 runs): point->timestamp_utc.
+struct TrendPoint {
+  std::shared_ptr<const RunPoint> run;
+  std::int64_t series_id = 0;   // the stored series (one software stack's) the samples are of
   std::vector<double> samples;  // by block
+  const RunPoint* operator->() const { return run.get(); }
 };
 
 // A note on a stored run (docs/history.md "Annotations"). `exclude_run` leaves the run out of every
@@ -69,6 +77,15 @@ struct Annotation {
   std::string note, created_utc;
   std::string run_time;  // the run's own time (read back; not written)
 };
+// A change point as `history detect --record` keeps it (the store's change_points table).
+struct StoredChangePoint {
+  std::int64_t series_id = 0;  // the stored series of the first run after the change
+  std::int64_t run_id = 0;     // that run
+  std::string detected_utc;
+  double ratio = 1, ratio_low = 1, ratio_high = 1, p_value = 1;
+  std::string verdict;  // detect's: REGRESSION, regression, improvement or expected
+};
+
 inline constexpr const char* kExcludeRun = "exclude_run";
 inline constexpr const char* kExpectedChange = "expected_change";
 
@@ -80,16 +97,24 @@ class StoreBackend {
   virtual IngestOutcome ingest(const std::string& bytes, const Result& run, const std::string& source) = 0;
   virtual std::vector<StoredRun> runs() const = 0;
   virtual std::vector<SeriesInfo> series() const = 0;
-  // Every run's columns a trend shows (TrendPoint without samples), by run id.
-  virtual std::map<std::int64_t, TrendPoint> run_points() const = 0;
+  // Every run's columns a trend shows, by run id.
+  virtual std::map<std::int64_t, std::shared_ptr<const RunPoint>> run_points() const = 0;
   // A series' samples as (run id, value), by run time, run and block: one index range.
   virtual std::vector<std::pair<std::int64_t, double>> samples(std::int64_t series_id) const = 0;
+  // The same for many series at once (a server: one round trip for all of them); by default one
+  // samples() per series.
+  virtual std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> samples_of(
+      const std::vector<std::int64_t>& series_ids) const;
   // The series the run has samples in.
   virtual std::vector<std::int64_t> series_of_run(std::int64_t run_id) const = 0;
   // Its id; 0 when there is no run `a.run_id`.
   virtual std::int64_t add_annotation(const Annotation& a) = 0;
   virtual bool remove_annotation(std::int64_t id) = 0;      // false when none has that id
   virtual std::vector<Annotation> annotations() const = 0;  // by id
+  // In one transaction: the change points of these series are replaced by `points`.
+  virtual void replace_change_points(const std::vector<std::int64_t>& series_ids,
+                                     const std::vector<StoredChangePoint>& points) = 0;
+  virtual std::vector<StoredChangePoint> change_points() const = 0;  // by series, then run
 };
 
 // True for a location that names a PostgreSQL server (postgresql:// or postgres://).
@@ -98,11 +123,17 @@ bool is_postgres_url(const std::string& location);
 // message shows. A file path comes back as it is.
 std::string mask_password(const std::string& location);
 
+// Whether opening a store may make it: a reader (runs, detect, report) must not turn a mistyped
+// database into an empty history.
+enum class StoreOpening { make_when_absent, existing_only };
+
 class HistoryStore {
  public:
   // Opens the store at `location`: a SQLite file (made with its schema when absent) or a
-  // postgresql:// URL (the schema made when the database has none). Throws StoreError.
-  explicit HistoryStore(const std::string& location);
+  // postgresql:// URL (the schema made when the database has none). existing_only: a database
+  // without the schema is a StoreError (a SQLite file that is not there is the caller's check).
+  // Throws StoreError.
+  explicit HistoryStore(const std::string& location, StoreOpening opening = StoreOpening::make_when_absent);
   ~HistoryStore();
   HistoryStore(const HistoryStore&) = delete;
   HistoryStore& operator=(const HistoryStore&) = delete;
@@ -117,6 +148,8 @@ class HistoryStore {
   std::vector<StoredRun> runs() const;  // oldest first (by the run's own time)
   std::vector<SeriesInfo> series() const;
   std::vector<TrendPoint> trend(std::int64_t series_id) const;  // oldest run first
+  // trend() of each series, read together (series id -> its trend).
+  std::map<std::int64_t, std::vector<TrendPoint>> trends(const std::vector<std::int64_t>& series_ids) const;
 
   // One annotation per series id (none: one for the whole run); their ids. Throws InputError when
   // the store has no such run, StoreError when the store fails.
@@ -126,15 +159,20 @@ class HistoryStore {
   std::vector<Annotation> annotations() const;
   std::vector<std::int64_t> series_of_run(std::int64_t run_id) const;
 
+  // The change points detect found for these series replace those kept before (atomically).
+  void replace_change_points(const std::vector<std::int64_t>& series_ids, const std::vector<StoredChangePoint>& points);
+  std::vector<StoredChangePoint> change_points() const;
+
  private:
   std::unique_ptr<StoreBackend> backend_;
   // The runs' columns, read once for all the trends a reader asks for (a fingerprint per sample
   // row would cost PostgreSQL gigabytes over 10,000 series); dropped by an ingest.
-  mutable std::optional<std::map<std::int64_t, TrendPoint>> run_points_;
+  mutable std::optional<std::map<std::int64_t, std::shared_ptr<const RunPoint>>> run_points_;
+  std::vector<TrendPoint> assemble(const std::vector<std::pair<std::int64_t, double>>& samples) const;
 };
 
 // The backends (src/): each throws StoreError when the store cannot be used.
 std::unique_ptr<StoreBackend> open_sqlite_store(const std::string& path);
-std::unique_ptr<StoreBackend> open_postgres_store(const std::string& url);
+std::unique_ptr<StoreBackend> open_postgres_store(const std::string& url, StoreOpening opening);
 
 }  // namespace tipbench::history
