@@ -85,10 +85,11 @@ else
   log "warning: no tipbench_micro in $build_dir (TIPBENCH_BUILD_MICRO=OFF?): the micro stage will say so"
 fi
 # Test binaries that stay out: pure computation on result documents and files (statistics, the
-# gate's decision, reports, the readers' fuzzing, the history store) that links no LibTorch and
-# runs no binary, so the device could only repeat what CI ran; the space goes to the tests that
-# can differ there.
-not_carried=(test_stats test_gate test_reports test_reader_fuzz test_history)
+# gate's decision, reports, the readers' fuzzing, the history store) that links no LibTorch, so the
+# device could only repeat what CI ran; the space goes to the tests that can differ there. The
+# history's confirm/bisect tests run CPU builds and need git and PostgreSQL 15 (and libpq's
+# dependencies would take 7 MiB of the bundle).
+not_carried=(test_stats test_gate test_reports test_reader_fuzz test_history test_history_bisect)
 tests=()
 while IFS= read -r t; do
   [[ " ${not_carried[*]} " == *" $(basename "$t") "* ]] && continue

@@ -242,6 +242,14 @@ int confirm_new_regressions(const history::DetectReport& report,
           what, change.software_change.empty() ? "" : " (" + change.software_change + ")");
       continue;
     }
+    if (!change.model_sha256.empty()) {  // a user's model file: its builds need the file too
+      ++unsure;
+      fmt::print(
+          "  RUN MORE   {}: a model file's series; compare its builds with `tipbench gate --base-binary "
+          "--head-binary --run-arg=--model-file=F`\n",
+          what);
+      continue;
+    }
     const auto device = device_of_run.contains(change.after_run) ? device_of_run.at(change.after_run) : "";
     const SeriesTarget target = target_of(change, options.device.empty() ? device : options.device, options);
     const auto v = compare_builds(source.binary_for(change.before_git), source.binary_for(change.after_git), target,

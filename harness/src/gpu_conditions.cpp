@@ -18,7 +18,7 @@ namespace tipbench {
 namespace {
 
 struct Sample {
-  std::optional<unsigned long long> violation_ns;  // power + thermal, cumulative
+  std::optional<unsigned long long> thermal_ns, power_ns;  // violation time, cumulative
   std::optional<unsigned int> sm_clock_mhz, temperature_c, power_mw;
   std::optional<int> other_processes;
   unsigned long long reasons = 0;
@@ -27,11 +27,9 @@ struct Sample {
 Sample sample(const Nvml& nvml, nvmlDevice_t gpu) {
   Sample s;
   if (nvml.violation_status != nullptr) {
-    NvmlViolationTime power{}, thermal{};
-    if (nvml.violation_status(gpu, kNvmlPerfPolicyPower, &power) == kNvmlSuccess &&
-        nvml.violation_status(gpu, kNvmlPerfPolicyThermal, &thermal) == kNvmlSuccess) {
-      s.violation_ns = power.violationTime + thermal.violationTime;
-    }
+    NvmlViolationTime t{};
+    if (nvml.violation_status(gpu, kNvmlPerfPolicyThermal, &t) == kNvmlSuccess) s.thermal_ns = t.violationTime;
+    if (nvml.violation_status(gpu, kNvmlPerfPolicyPower, &t) == kNvmlSuccess) s.power_ns = t.violationTime;
   }
   unsigned int value = 0;
   if (nvml.clock_info != nullptr && nvml.clock_info(gpu, kNvmlClockSm, &value) == kNvmlSuccess) s.sm_clock_mhz = value;
@@ -87,9 +85,13 @@ std::vector<GpuConditions> GpuConditionsProbe::finish() const {
     if (a.temperature_c || b.temperature_c)
       g.temperature_c = std::max(a.temperature_c.value_or(0), b.temperature_c.value_or(0));
     if (b.power_mw) g.power_w = *b.power_mw / 1000.0;
-    if (a.violation_ns && b.violation_ns && span_ns > 0 && *b.violation_ns >= *a.violation_ns) {
-      g.throttled_share = std::min(1.0, static_cast<double>(*b.violation_ns - *a.violation_ns) / span_ns);
-    }
+    const auto share = [&](const std::optional<unsigned long long>& from,
+                           const std::optional<unsigned long long>& to) -> std::optional<double> {
+      if (!from || !to || span_ns <= 0 || *to < *from) return std::nullopt;
+      return std::min(1.0, static_cast<double>(*to - *from) / span_ns);
+    };
+    g.thermal_share = share(a.thermal_ns, b.thermal_ns);
+    g.power_capped_share = share(a.power_ns, b.power_ns);
     if (a.other_processes || b.other_processes) {
       g.other_processes = std::max(a.other_processes.value_or(0), b.other_processes.value_or(0));
     }

@@ -126,7 +126,8 @@ nlohmann::json gpu_to_json(const GpuConditions& g) {
           {"sm_clock_mhz", optional_json(g.sm_clock_mhz, 1)},
           {"temperature_c", optional_json(g.temperature_c, 1)},
           {"power_w", optional_json(g.power_w, 10)},
-          {"throttled_share", optional_json(g.throttled_share, 1e4)},
+          {"thermal_share", optional_json(g.thermal_share, 1e4)},
+          {"power_capped_share", optional_json(g.power_capped_share, 1e4)},
           {"other_processes", g.other_processes ? nlohmann::json(*g.other_processes) : nlohmann::json(nullptr)},
           {"throttle_reasons", g.throttle_reasons}};
 }
@@ -138,7 +139,8 @@ GpuConditions gpu_from_json(const nlohmann::json& j) {
   g.sm_clock_mhz = number_at(j, "sm_clock_mhz");
   g.temperature_c = number_at(j, "temperature_c");
   g.power_w = number_at(j, "power_w");
-  g.throttled_share = number_at(j, "throttled_share");
+  g.thermal_share = number_at(j, "thermal_share");
+  g.power_capped_share = number_at(j, "power_capped_share");
   if (const auto n = number_at(j, "other_processes")) g.other_processes = static_cast<int>(*n);
   if (j.contains("throttle_reasons") && j.at("throttle_reasons").is_array()) {
     for (const auto& r : j.at("throttle_reasons")) {
@@ -148,21 +150,25 @@ GpuConditions gpu_from_json(const nlohmann::json& j) {
   return g;
 }
 
-// The GPUs of runs one after another: throttled shares weighted by wall time, the most other
+// The GPUs of runs one after another: violation shares weighted by wall time, the most other
 // processes and the highest temperature, the last run's clock and power, every reason seen.
 std::vector<GpuConditions> combine_gpus(const std::vector<RunConditions>& runs) {
   std::vector<GpuConditions> out = runs.front().gpus;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    double throttled = 0, weight = 0;
-    bool all = true;
+  const auto weighted = [&](std::size_t i, std::optional<double> GpuConditions::*share) -> std::optional<double> {
+    double sum = 0, weight = 0;
     for (const auto& r : runs) {
-      if (r.gpus.size() != out.size() || !r.gpus[i].throttled_share) {
-        all = false;
-        continue;
-      }
-      const auto& g = r.gpus[i];
-      throttled += *g.throttled_share * std::max(r.wall_s, 1e-9);
+      if (r.gpus.size() != out.size() || !(r.gpus[i].*share)) return std::nullopt;
+      sum += *(r.gpus[i].*share) * std::max(r.wall_s, 1e-9);
       weight += std::max(r.wall_s, 1e-9);
+    }
+    return sum / weight;
+  };
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].thermal_share = weighted(i, &GpuConditions::thermal_share);
+    out[i].power_capped_share = weighted(i, &GpuConditions::power_capped_share);
+    for (const auto& r : runs) {
+      if (r.gpus.size() != out.size()) continue;
+      const auto& g = r.gpus[i];
       if (g.other_processes) out[i].other_processes = std::max(out[i].other_processes.value_or(0), *g.other_processes);
       if (g.temperature_c) out[i].temperature_c = std::max(out[i].temperature_c.value_or(0), *g.temperature_c);
       out[i].sm_clock_mhz = g.sm_clock_mhz;
@@ -174,7 +180,6 @@ std::vector<GpuConditions> combine_gpus(const std::vector<RunConditions>& runs) 
         }
       }
     }
-    out[i].throttled_share = all ? std::optional<double>(throttled / weight) : std::nullopt;
   }
   return out;
 }
@@ -251,11 +256,11 @@ std::string conditions_warning(const nlohmann::json& conditions) {
   const ConditionsBound bound;
   const double foreign = c.foreign_cpu.value_or(0), steal = c.steal.value_or(0);
   for (const auto& g : c.gpus) {
-    if (g.throttled_share.value_or(0) >= bound.gpu_throttled) {
+    if (g.thermal_share.value_or(0) >= bound.gpu_thermal) {
       return fmt::format(
-          "{}'s clocks were held down (power or thermal limits) for {:.0f}% of this run: its times are not "
-          "comparable with an unthrottled run's (docs/gate.md)",
-          g.gpu, 100 * *g.throttled_share);
+          "{}'s clocks were held down by heat (thermal slowdown) for {:.0f}% of this run: its times are not "
+          "comparable with a cool run's; check its cooling (docs/gate.md)",
+          g.gpu, 100 * *g.thermal_share);
     }
   }
   if (foreign < bound.foreign_cpu && steal < bound.steal) return "";
@@ -287,17 +292,11 @@ std::string conditions_difference(const nlohmann::json& reference, const nlohman
   }
   for (std::size_t i = 0; i < std::min(a.gpus.size(), b.gpus.size()); ++i) {
     const auto &x = a.gpus[i], &y = b.gpus[i];
-    if (x.throttled_share && y.throttled_share &&
-        std::abs(*x.throttled_share - *y.throttled_share) > bound.gpu_throttled) {
+    if (x.thermal_share && y.thermal_share && std::abs(*x.thermal_share - *y.thermal_share) > bound.gpu_thermal) {
       why.push_back(
-          fmt::format("{}'s clocks were held down for {:.0f}% of the reference run, {:.0f}% of the compared one", y.gpu,
-                      100 * *x.throttled_share, 100 * *y.throttled_share));
-    }
-    if (x.sm_clock_mhz && y.sm_clock_mhz && *x.sm_clock_mhz > 0 &&
-        std::abs(*y.sm_clock_mhz / *x.sm_clock_mhz - 1) > bound.gpu_sm_clock) {
-      why.push_back(
-          fmt::format("{}'s SM clock ended at {:.0f} MHz in the reference run, {:.0f} MHz in the compared one", y.gpu,
-                      *x.sm_clock_mhz, *y.sm_clock_mhz));
+          fmt::format("{}'s clocks were held down by heat for {:.0f}% of the reference run, {:.0f}% of "
+                      "the compared one",
+                      y.gpu, 100 * *x.thermal_share, 100 * *y.thermal_share));
     }
     if (x.other_processes && y.other_processes && *x.other_processes != *y.other_processes) {
       why.push_back(

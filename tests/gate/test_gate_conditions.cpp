@@ -89,62 +89,64 @@ TEST(Conditions, BlocksCombineWeightedByTheirWallTime) {
 }
 
 // A CUDA run's GPU conditions (NVML): carried through JSON, combined over blocks, compared.
-nlohmann::json gpu_conditions(double throttled, double sm_mhz, int others, double wall_s = 10) {
+nlohmann::json gpu_conditions(double thermal, double power_capped, int others, double wall_s = 10) {
   tipbench::RunConditions c = tipbench::conditions_from_json(conditions(0.0, wall_s));
   c.gpus.push_back({.gpu = "GPU 0 (Test GPU)",
-                    .sm_clock_mhz = sm_mhz,
+                    .sm_clock_mhz = 1980 * (1 - power_capped / 4),
                     .temperature_c = 40,
                     .power_w = 350.5,
-                    .throttled_share = throttled,
+                    .thermal_share = thermal,
+                    .power_capped_share = power_capped,
                     .other_processes = others,
-                    .throttle_reasons =
-                        throttled > 0 ? std::vector<std::string>{"software power cap"} : std::vector<std::string>{}});
+                    .throttle_reasons = power_capped > 0 ? std::vector<std::string>{"software power cap"}
+                                                         : std::vector<std::string>{}});
   return tipbench::conditions_to_json(c);
 }
 
 TEST(Conditions, GpuConditionsRoundTripCombineAndDiffer) {
-  const auto j = gpu_conditions(0.25, 1755, 0);
+  const auto j = gpu_conditions(0.25, 0.5, 0);
   const auto back = tipbench::conditions_from_json(j);
   ASSERT_EQ(back.gpus.size(), 1u);
   EXPECT_EQ(back.gpus[0].gpu, "GPU 0 (Test GPU)");
-  EXPECT_DOUBLE_EQ(*back.gpus[0].throttled_share, 0.25);
+  EXPECT_DOUBLE_EQ(*back.gpus[0].thermal_share, 0.25);
+  EXPECT_DOUBLE_EQ(*back.gpus[0].power_capped_share, 0.5);
   EXPECT_DOUBLE_EQ(*back.gpus[0].power_w, 350.5);
   EXPECT_EQ(back.gpus[0].throttle_reasons, std::vector<std::string>{"software power cap"});
   EXPECT_FALSE(tipbench::conditions_to_json(tipbench::conditions_from_json(conditions(0.1))).contains("gpus"));
 
-  // Blocks: throttled share weighted by wall time, the most other processes, every reason.
+  // Blocks: shares weighted by wall time, the most other processes, every reason.
   const auto combined = tipbench::conditions_from_json(
-      tipbench::combine_conditions({gpu_conditions(0.0, 1980, 0, 30), gpu_conditions(0.4, 1500, 1, 10)}));
+      tipbench::combine_conditions({gpu_conditions(0.0, 0.0, 0, 30), gpu_conditions(0.4, 0.8, 1, 10)}));
   ASSERT_EQ(combined.gpus.size(), 1u);
-  EXPECT_DOUBLE_EQ(*combined.gpus[0].throttled_share, 0.1);
+  EXPECT_DOUBLE_EQ(*combined.gpus[0].thermal_share, 0.1);
+  EXPECT_DOUBLE_EQ(*combined.gpus[0].power_capped_share, 0.2);
   EXPECT_EQ(*combined.gpus[0].other_processes, 1);
-  EXPECT_DOUBLE_EQ(*combined.gpus[0].sm_clock_mhz, 1500);
   EXPECT_EQ(combined.gpus[0].throttle_reasons.size(), 1u);
 
-  const tipbench::ConditionsBound bound;  // 10 points of throttled share, 10% of SM clock
-  EXPECT_EQ(tipbench::conditions_difference(gpu_conditions(0.0, 1980, 1), gpu_conditions(0.05, 1900, 1), bound), "");
-  const auto throttled =
-      tipbench::conditions_difference(gpu_conditions(0.0, 1980, 0), gpu_conditions(0.3, 1980, 0), bound);
-  EXPECT_NE(throttled.find("held down for 0% of the reference run, 30% of the compared one"), std::string::npos)
-      << throttled;
-  const auto clock = tipbench::conditions_difference(gpu_conditions(0.0, 1980, 0), gpu_conditions(0.0, 1410, 0), bound);
-  EXPECT_NE(clock.find("SM clock ended at 1980 MHz in the reference run, 1410 MHz"), std::string::npos) << clock;
-  const auto shared =
-      tipbench::conditions_difference(gpu_conditions(0.0, 1980, 0), gpu_conditions(0.0, 1980, 2), bound);
+  const tipbench::ConditionsBound bound;  // 10 points of thermal share
+  EXPECT_EQ(tipbench::conditions_difference(gpu_conditions(0.0, 0.0, 1), gpu_conditions(0.05, 0.0, 1), bound), "");
+  const auto hot = tipbench::conditions_difference(gpu_conditions(0.0, 0.0, 0), gpu_conditions(0.3, 0.0, 0), bound);
+  EXPECT_NE(hot.find("held down by heat for 0% of the reference run, 30% of the compared one"), std::string::npos)
+      << hot;
+  const auto shared = tipbench::conditions_difference(gpu_conditions(0.0, 0.0, 0), gpu_conditions(0.0, 0.0, 2), bound);
   EXPECT_NE(shared.find("0 other compute process(es) shared GPU 0 (Test GPU) during the reference run, 2"),
             std::string::npos)
       << shared;
+  // The power cap (and the lower SM clock it brings) follows the workload: never judged, or a build
+  // that draws more power would hide its own regression behind INCONCLUSIVE.
+  EXPECT_EQ(tipbench::conditions_difference(gpu_conditions(0.0, 0.0, 0), gpu_conditions(0.0, 0.9, 0), bound), "");
+  EXPECT_EQ(tipbench::conditions_warning(gpu_conditions(0.0, 0.9, 0)), "");
 
-  // A throttled run says so (and the history flags it); an unthrottled one with a neighbour does not.
+  // A thermally throttled run says so (and the history flags it); one with a neighbour does not.
   EXPECT_NE(
-      tipbench::conditions_warning(gpu_conditions(0.3, 1500, 0)).find("held down (power or thermal limits) for 30%"),
+      tipbench::conditions_warning(gpu_conditions(0.3, 0.0, 0)).find("held down by heat (thermal slowdown) for 30%"),
       std::string::npos);
-  EXPECT_EQ(tipbench::conditions_warning(gpu_conditions(0.0, 1980, 1)), "");
+  EXPECT_EQ(tipbench::conditions_warning(gpu_conditions(0.0, 0.0, 1)), "");
 
-  const auto config = g::parse_gate_config({{"conditions", {{"gpu_throttled_pct", 20}, {"gpu_sm_clock_pct", 5}}}}, "t");
-  EXPECT_DOUBLE_EQ(config.conditions.gpu_throttled, 0.20);
-  EXPECT_DOUBLE_EQ(config.conditions.gpu_sm_clock, 0.05);
-  EXPECT_DOUBLE_EQ(g::parse_gate_config(g::gate_config_to_json(config), "again").conditions.gpu_sm_clock, 0.05);
+  const auto config = g::parse_gate_config({{"conditions", {{"gpu_thermal_pct", 20}}}}, "t");
+  EXPECT_DOUBLE_EQ(config.conditions.gpu_thermal, 0.20);
+  EXPECT_DOUBLE_EQ(g::parse_gate_config(g::gate_config_to_json(config), "again").conditions.gpu_thermal, 0.20);
+  EXPECT_THROW((void)g::parse_gate_config({{"conditions", {{"gpu_sm_clock_pct", 5}}}}, "t"), tipbench::InputError);
 }
 
 // Processes this one did not start, spinning on its CPUs, are foreign; the probe's own spinning

@@ -169,13 +169,14 @@ TEST(GpuConditions, SamplesTheRunsGpu_CUDA) {
   ASSERT_TRUE(gpus[0].temperature_c.has_value());
   EXPECT_GT(*gpus[0].temperature_c, 5);
   EXPECT_LT(*gpus[0].temperature_c, 110);
-  ASSERT_TRUE(gpus[0].throttled_share.has_value());
-  EXPECT_GE(*gpus[0].throttled_share, 0.0);
-  EXPECT_LE(*gpus[0].throttled_share, 1.0);
+  ASSERT_TRUE(gpus[0].thermal_share.has_value());
+  EXPECT_GE(*gpus[0].thermal_share, 0.0);
+  EXPECT_LE(*gpus[0].thermal_share, 1.0);
+  ASSERT_TRUE(gpus[0].power_capped_share.has_value());
   ASSERT_TRUE(gpus[0].other_processes.has_value());
   std::cout << "GPU conditions: " << gpus[0].gpu << ", SM " << *gpus[0].sm_clock_mhz << " MHz, "
-            << *gpus[0].temperature_c << " C, throttled " << *gpus[0].throttled_share << ", others "
-            << *gpus[0].other_processes << "\n";
+            << *gpus[0].temperature_c << " C, thermal " << *gpus[0].thermal_share << ", power-capped "
+            << *gpus[0].power_capped_share << ", others " << *gpus[0].other_processes << "\n";
 }
 
 TEST(Environment, WarningsAreSentences) {

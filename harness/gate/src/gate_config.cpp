@@ -41,21 +41,18 @@ std::map<std::string, double> parse_metrics(const nlohmann::json& j, const std::
   return out;
 }
 
-// {"foreign_cpu_pct": 20, "steal_pct": 5, "gpu_throttled_pct": 10, "gpu_sm_clock_pct": 10}:
-// percentage points (relative percent for the clock) of difference allowed.
+// {"foreign_cpu_pct": 20, "steal_pct": 5, "gpu_thermal_pct": 10}: percentage points of difference allowed.
 ConditionsBound parse_conditions(const nlohmann::json& j, const std::string& origin) {
   if (!j.is_object()) throw InputError(origin + ": conditions must be an object like {\"foreign_cpu_pct\": 20}");
   ConditionsBound bound;
   const std::map<std::string, double ConditionsBound::*> fields{{"foreign_cpu_pct", &ConditionsBound::foreign_cpu},
                                                                 {"steal_pct", &ConditionsBound::steal},
-                                                                {"gpu_throttled_pct", &ConditionsBound::gpu_throttled},
-                                                                {"gpu_sm_clock_pct", &ConditionsBound::gpu_sm_clock}};
+                                                                {"gpu_thermal_pct", &ConditionsBound::gpu_thermal}};
   for (const auto& [key, value] : j.items()) {
     const auto field = fields.find(key);
     if (field == fields.end()) {
       throw InputError(fmt::format(
-          "{}: conditions: unknown key '{}'; valid: foreign_cpu_pct, steal_pct, gpu_throttled_pct, gpu_sm_clock_pct",
-          origin, key));
+          "{}: conditions: unknown key '{}'; valid: foreign_cpu_pct, steal_pct, gpu_thermal_pct", origin, key));
     }
     if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 100) {
       throw InputError(fmt::format("{}: conditions.{} must be a number in [0, 100]", origin, key));
@@ -144,8 +141,7 @@ nlohmann::json gate_config_to_json(const GateConfig& config) {
   if (!config.cpu_metrics.empty()) j["cpu_metrics"] = metrics_to_json(config.cpu_metrics);
   j["conditions"] = {{"foreign_cpu_pct", 100 * config.conditions.foreign_cpu},
                      {"steal_pct", 100 * config.conditions.steal},
-                     {"gpu_throttled_pct", 100 * config.conditions.gpu_throttled},
-                     {"gpu_sm_clock_pct", 100 * config.conditions.gpu_sm_clock}};
+                     {"gpu_thermal_pct", 100 * config.conditions.gpu_thermal}};
   return j;
 }
 

@@ -1,6 +1,6 @@
 // A CUDA run's GPU conditions of measurement, from NVML (loaded at run time; nothing without it):
-// per GPU this process uses, the share of the run its clocks were held down by power or thermal
-// limits (NVML's violation counters, as DCGM's power/thermal violation fields), the SM clock,
+// per GPU this process uses, the shares of the run its clocks were held down by thermal and by
+// power limits (NVML's violation counters, as DCGM's thermal/power violation fields), the SM clock,
 // temperature and power, the throttle reasons active at the end, and the other compute processes
 // on it. Sampled at construction and at finish(), never inside the timed region. Example
 // (run_measure.cpp):

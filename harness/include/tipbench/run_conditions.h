@@ -19,11 +19,14 @@ namespace tipbench {
 
 // One GPU's conditions over a run, from NVML (gpu_conditions.h measures them on a CUDA run).
 struct GpuConditions {
-  std::string gpu;                            // "GPU 0 (NVIDIA H100 80GB HBM3)"
-  std::optional<double> sm_clock_mhz;         // at the end
-  std::optional<double> temperature_c;        // the higher of start and end
-  std::optional<double> power_w;              // at the end
-  std::optional<double> throttled_share;      // of the span, NVML's power and thermal violation time (0..1)
+  std::string gpu;                      // "GPU 0 (NVIDIA H100 80GB HBM3)"
+  std::optional<double> sm_clock_mhz;   // at the end
+  std::optional<double> temperature_c;  // the higher of start and end
+  std::optional<double> power_w;        // at the end
+  // Of the span (0..1), NVML's violation time: clocks held down by thermal limits (a cooling
+  // problem: judged), and by the power cap (follows the workload itself: recorded, not judged).
+  std::optional<double> thermal_share;
+  std::optional<double> power_capped_share;
   std::optional<int> other_processes;         // compute processes besides this one: the most at start or end
   std::vector<std::string> throttle_reasons;  // active at the end (kThrottleReasons' texts)
 };
@@ -69,23 +72,24 @@ nlohmann::json combine_conditions(const std::vector<nlohmann::json>& runs);
 RunConditions conditions_from_json(const nlohmann::json& j);  // missing keys stay unset
 
 // One sentence for the run's summary when other processes or the hypervisor took a share of the
-// CPUs at least the default bound, or a GPU's clocks were held down (power, thermal) for at least
+// CPUs at least the default bound, or a GPU's clocks were held down by heat (thermal slowdown) for at least
 // the default bound's share of it (its times then differ from a quiet run's); "" otherwise.
 std::string conditions_warning(const nlohmann::json& conditions);
 
 // The bound within which two unpaired runs count as measured under the same conditions.
 struct ConditionsBound {
-  double foreign_cpu = 0.20;    // difference in the share of the CPUs other processes used
-  double steal = 0.05;          // difference in the share stolen by the hypervisor
-  double gpu_throttled = 0.10;  // difference in the share of the run a GPU's clocks were held down
-  double gpu_sm_clock = 0.10;   // relative difference of a GPU's SM clock at the end
+  double foreign_cpu = 0.20;  // difference in the share of the CPUs other processes used
+  double steal = 0.05;        // difference in the share stolen by the hypervisor
+  double gpu_thermal = 0.10;  // difference in the share of the run a GPU's clocks were held down by heat
 };
 
 // Why two runs' conditions differ beyond the bound, in one sentence ("" when they do not, or when
 // either side did not record them: results older than schema 1.6 are judged as before). GPUs are
-// compared in order when both runs recorded them: throttled share, SM clock, other processes (a
-// process that came or went is a difference; the same count on both sides is not, since inside a
-// container NVML may list this process under a host pid).
+// compared in order when both runs recorded them: the thermal share and other processes (a process
+// that came or went is a difference; the same count on both sides is not, since inside a container
+// NVML may list this process under a host pid). The power-capped share, SM clock and power are not
+// judged: a build that does more work per step draws more power and runs slower clocks, and judging
+// them would turn its regression into INCONCLUSIVE.
 std::string conditions_difference(const nlohmann::json& reference, const nlohmann::json& candidate,
                                   const ConditionsBound& bound);
 
