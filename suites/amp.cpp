@@ -9,6 +9,7 @@
 // Baseline: fp32 (PyTorch's default). Treatments: bf16 autocast; fp16 autocast + loss scaling.
 #include "common/autocast.h"
 #include "common/largest_batch.h"
+#include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 
@@ -110,5 +111,21 @@ class Amp final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(Amp);
+TIPBENCH_REGISTER_INGREDIENT(amp_bf16, {.tip = "amp",
+                                        .arm = "bf16",
+                                        .changes = {kChangesNumerics},
+                                        .python = {.autocast_dtype = "torch.bfloat16"},
+                                        .apply = [](const SuiteContext&, TrainingSpec& spec) -> Restore {
+                                          spec.precision = Precision::bf16;
+                                          return {};
+                                        }});
+TIPBENCH_REGISTER_INGREDIENT(amp_fp16, {.tip = "amp",
+                                        .arm = "fp16",
+                                        .changes = {kChangesNumerics},
+                                        .python = {.autocast_dtype = "torch.float16", .grad_scaler = true},
+                                        .apply = [](const SuiteContext&, TrainingSpec& spec) -> Restore {
+                                          spec.precision = Precision::fp16;
+                                          return {};
+                                        }});
 
 }  // namespace tipbench::suites

@@ -4,6 +4,7 @@
 // Tensor Core math, so each model is measured in fp32 and under bf16 autocast.
 // Baseline: NCHW (PyTorch's default). Treatment: model parameters and input in channels_last.
 #include "common/autocast.h"
+#include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 
@@ -51,5 +52,15 @@ class ChannelsLast final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(ChannelsLast);
+TIPBENCH_REGISTER_INGREDIENT(channels_last,
+                             {.tip = "channels_last",
+                              .arm = "nhwc",
+                              .alone_case = {{"precision", "fp32"}},
+                              .python = {.model = {"model = model.to(memory_format=torch.channels_last)"},
+                                         .batch = {"images = images.contiguous(memory_format=torch.channels_last)"}},
+                              .apply = [](const SuiteContext&, TrainingSpec& spec) -> Restore {
+                                spec.model_options.channels_last = true;
+                                return {};
+                              }});
 
 }  // namespace tipbench::suites

@@ -2,6 +2,7 @@
 // mean, which cancels any constant the conv adds. Dropping it saves parameters, memory and an
 // add per output element.
 // Baseline: nn.Conv2d's default, bias=true. Treatment: bias=false (what torchvision does).
+#include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 
@@ -36,5 +37,14 @@ class ConvBias final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(ConvBias);
+TIPBENCH_REGISTER_INGREDIENT(conv_bias_off,
+                             {.tip = "conv_bias",
+                              .arm = "no_bias",
+                              .python = {.model_kwargs = {"conv_bias=False"},
+                                         .comments = {"nn.Conv2d(..., bias=False) where a BatchNorm follows, in your "
+                                                      "model's code"}},
+                              .outside_recipe = "a change to the model's code that the reference models already "
+                                                "have (torchvision's layout has no bias before a BatchNorm), so the "
+                                                "recipe's default step has it too"});
 
 }  // namespace tipbench::suites

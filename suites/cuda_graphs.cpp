@@ -5,6 +5,7 @@
 // at the default batch and at batch 8 (launch-bound), in fp32 and under bf16 autocast.
 // Baseline: eager (PyTorch's default). Treatment: the captured step replayed. CUDA only.
 #include "common/autocast.h"
+#include "common/recipe.h"
 #include "cuda_graphs/captured_step.h"
 #include "common/step_policy.h"
 #include "tipbench/registry.h"
@@ -68,5 +69,22 @@ class CudaGraphs final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(CudaGraphs);
+// What a capture cannot hold is also refused at prepare (StepState::capture_unsafe_reason); the
+// exclusions say it before anything is measured.
+TIPBENCH_REGISTER_INGREDIENT(
+    cuda_graphs,
+    {.tip = "cuda_graphs",
+     .arm = "graph",
+     .alone_case = {{"precision", "fp32"}},
+     .excludes = {{"amp:fp16",
+                   "the fp16 loss scaler reads its inf/NaN check on the host every step, which a "
+                   "captured graph cannot hold"}},
+     .python = {.comments = {"capture the whole step as a CUDA graph: torch.cuda.graph with static input tensors "
+                             "(PyTorch's CUDA Graphs docs, whole-network capture), or "
+                             "torch.compile(mode=\"reduce-overhead\"); no line of this script does it"}},
+     .apply = [](const SuiteContext&, TrainingSpec& spec) -> Restore {
+       spec.policies.push_back(std::make_shared<CaptureStep>());
+       return {};
+     }});
 
 }  // namespace tipbench::suites

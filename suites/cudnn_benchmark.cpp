@@ -3,6 +3,7 @@
 // Baseline: benchmark off (the default). Treatment: on. The flag and cuDNN's algorithm cache are
 // process-wide, so every trial runs in a fresh process.
 #include "common/input_shapes.h"
+#include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 
@@ -47,5 +48,16 @@ class CudnnBenchmark final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(CudnnBenchmark);
+// The autotuner's cache outlives any flag put back: a recipe holding it runs in fresh processes.
+TIPBENCH_REGISTER_INGREDIENT(cudnn_benchmark, {.tip = "cudnn_benchmark",
+                                               .arm = "on",
+                                               .alone_case = {{"shapes", "fixed"}},
+                                               .changes = {kChangesReproducibility},
+                                               .python = {.setup = {"torch.backends.cudnn.benchmark = True"}},
+                                               .sticky = true,
+                                               .apply = [](const SuiteContext&, TrainingSpec&) -> Restore {
+                                                 at::globalContext().setBenchmarkCuDNN(true);
+                                                 return {};
+                                               }});
 
 }  // namespace tipbench::suites

@@ -7,6 +7,7 @@
 // which cuBLAS reads once per process: on CUDA every trial runs in a fresh process. A test
 // checks that two deterministic CPU runs give bit-identical parameters.
 #include "determinism/determinism.h"
+#include "common/recipe.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
@@ -67,5 +68,22 @@ class DeterminismSuite final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(DeterminismSuite);
+// Reproducibility at a price: a user asks for it, so it joins a recipe only when it is not slower
+// (advise takes winners). cuBLAS reads its workspace setting once per process: fresh processes.
+TIPBENCH_REGISTER_INGREDIENT(
+    determinism,
+    {.tip = "determinism",
+     .arm = "deterministic",
+     .changes = {kChangesReproducibility},
+     .excludes = {{"cudnn_benchmark", "deterministic mode turns cuDNN's autotuner off (cudnn.benchmark = False)"}},
+     .python = {.setup = {"os.environ.setdefault(\"CUBLAS_WORKSPACE_CONFIG\", \":4096:8\")",
+                          "torch.use_deterministic_algorithms(True)", "torch.backends.cudnn.deterministic = True",
+                          "torch.backends.cudnn.benchmark = False"}},
+     .environment = {{kCublasWorkspaceVariable, kCublasWorkspaceDeterministic}},
+     .apply = [](const SuiteContext&, TrainingSpec&) -> Restore {
+       const Determinism before = current_determinism();
+       apply(Determinism::deterministic());
+       return [before] { apply(before); };
+     }});
 
 }  // namespace tipbench::suites

@@ -8,6 +8,7 @@
 //   batch:largest    CUDA only: each mode at the largest batch that fits (an out-of-memory
 //                    search before the run), the batch an evaluation job would pick
 #include "common/largest_batch.h"
+#include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
@@ -115,5 +116,10 @@ class Inference final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(Inference);
+TIPBENCH_REGISTER_INGREDIENT(inference_mode,
+                             {.tip = "inference",
+                              .arm = "inference_mode",
+                              .python = {.eval_context = "torch.inference_mode()"},
+                              .outside_recipe = "it speeds up evaluation and serving, not a training step"});
 
 }  // namespace tipbench::suites

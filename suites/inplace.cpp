@@ -3,6 +3,7 @@
 // kept anyway, so the gradients are the same (tests/models: InplaceRelu). Baseline: nn.ReLU()'s
 // default, out of place. Treatment: in place, as torchvision's ResNet builds it. CNNs only: the
 // ViTs' activation is GELU, whose backward needs its input.
+#include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 
@@ -40,5 +41,13 @@ class Inplace final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(Inplace);
+TIPBENCH_REGISTER_INGREDIENT(inplace_relu,
+                             {.tip = "inplace",
+                              .arm = "inplace",
+                              .python = {.model_kwargs = {"inplace=True"},
+                                         .comments = {"nn.ReLU(inplace=True) in your model's code"}},
+                              .outside_recipe = "a change to the model's code that the reference models already "
+                                                "have (torchvision's ResNet builds its ReLUs in place), so the "
+                                                "recipe's default step has it too"});
 
 }  // namespace tipbench::suites

@@ -9,6 +9,7 @@
 //                     "sample" per step: throughput is optimizer steps/s
 // Baseline: the per-parameter loop (what torch::optim does). Treatments: foreach; fused.
 #include "common/optimizers.h"
+#include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 
@@ -89,8 +90,9 @@ class Optimizer final : public Suite {
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (auto kind : {OptimizerKind::sgd, OptimizerKind::adamw}) {
-      // --quick keeps the cheap scope: a training step per arm and block is most of a quick budget.
-      if (!context.quick) {
+      // --quick keeps the cheap scope, and the whole step of SGD alone (a training step per arm and
+      // block is most of a quick budget): the step the recipe (`advise`) ranks the tip by.
+      if (!context.quick || kind == OptimizerKind::sgd) {
         for (auto& c : training_cases(context, implementation_arms(),
                                       {{"optimizer", {optimizer_kind_name(kind)}}, {"scope", {"step"}}})) {
           out.push_back(std::move(c));
@@ -119,5 +121,24 @@ class Optimizer final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(Optimizer);
+
+namespace {
+// The recipe's optimizer is the training step's default, SGD with momentum, in another
+// implementation; its single-tip case is the whole step of SGD.
+Ingredient sgd_in(OptimizerImpl impl) {
+  const std::string name = optimizer_impl_name(impl);
+  return {.tip = "optimizer",
+          .arm = name,
+          .alone_case = {{"optimizer", "sgd"}, {"scope", "step"}},
+          .python = {.optimizer_kwargs = {name + "=True"}},
+          .apply = [impl](const SuiteContext&, TrainingSpec& spec) -> Restore {
+            spec.optimizer = {OptimizerKind::sgd, impl};
+            return {};
+          }};
+}
+}  // namespace
+
+TIPBENCH_REGISTER_INGREDIENT(optimizer_foreach, (sgd_in(OptimizerImpl::foreach)));
+TIPBENCH_REGISTER_INGREDIENT(optimizer_fused, (sgd_in(OptimizerImpl::fused)));
 
 }  // namespace tipbench::suites

@@ -5,6 +5,7 @@
 // off). Treatment: TF32 everywhere (matmul precision "high", cuDNN TF32 on).
 // Only the legacy setters are used: mixing them with 2.9's setFloat32Precision makes the
 // getters throw (../shared/LIBTORCH.md). The knobs are process-wide: the workload puts them back.
+#include "common/recipe.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
@@ -25,6 +26,19 @@ std::string matmul_precision_name(at::Float32MatmulPrecision p) {
     case at::Float32MatmulPrecision::MEDIUM: return "medium";
   }
   return "highest";
+}
+
+// Sets both knobs (TF32 on or IEEE fp32); returns what puts the process's values back.
+Restore set_tf32(bool on) {
+  auto& ctx = at::globalContext();
+  const std::string matmul_before = matmul_precision_name(ctx.float32MatmulPrecision());
+  const bool cudnn_before = ctx.allowTF32CuDNN();
+  ctx.setFloat32MatmulPrecision(on ? "high" : "highest");
+  ctx.setAllowTF32CuDNN(on);
+  return [matmul_before, cudnn_before] {
+    at::globalContext().setFloat32MatmulPrecision(matmul_before);
+    at::globalContext().setAllowTF32CuDNN(cudnn_before);
+  };
 }
 
 // A CNN and a ViT: TF32 changes convolutions (cuDNN) and matmuls (cuBLAS) through two knobs.
@@ -59,11 +73,7 @@ class Tf32 final : public Suite {
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {
     auto& ctx = at::globalContext();
-    const std::string matmul_before = matmul_precision_name(ctx.float32MatmulPrecision());
-    const bool cudnn_before = ctx.allowTF32CuDNN();
-    const bool on = level(arm.levels, "tf32") == "on";
-    ctx.setFloat32MatmulPrecision(on ? "high" : "highest");
-    ctx.setAllowTF32CuDNN(on);
+    const Restore restore = set_tf32(level(arm.levels, "tf32") == "on");
     // Read back, so the result shows what the library did with the request.
     nlohmann::json info = {
         {"tf32_api", fmt::format("legacy setters (setFloat32MatmulPrecision, setAllowTF32CuDNN) of LibTorch {}.{}",
@@ -71,10 +81,6 @@ class Tf32 final : public Suite {
         {"matmul_precision", matmul_precision_name(ctx.float32MatmulPrecision())},
         {"cublas_tf32", ctx.allowTF32CuBLAS()},
         {"cudnn_tf32", ctx.allowTF32CuDNN()}};
-    auto restore = [matmul_before, cudnn_before] {
-      at::globalContext().setFloat32MatmulPrecision(matmul_before);
-      at::globalContext().setAllowTF32CuDNN(cudnn_before);
-    };
     try {
       return with_restore(make_training_workload(context, training_spec(c)), restore, std::move(info));
     } catch (...) {
@@ -85,5 +91,11 @@ class Tf32 final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(Tf32);
+TIPBENCH_REGISTER_INGREDIENT(tf32, {.tip = "tf32",
+                                    .arm = "tf32",
+                                    .changes = {kChangesNumerics},
+                                    .python = {.setup = {"torch.backends.cuda.matmul.allow_tf32 = True",
+                                                         "torch.backends.cudnn.allow_tf32 = True"}},
+                                    .apply = [](const SuiteContext&, TrainingSpec&) { return set_tf32(true); }});
 
 }  // namespace tipbench::suites

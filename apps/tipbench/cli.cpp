@@ -94,9 +94,10 @@ int main(const std::vector<std::string>& argv) {
   app.fallthrough(false);
   // Flag errors too are one `error: ...` line, as every other error is (docs/cli.md).
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return fmt::format("error: {}\n", e.what()); });
-  const std::vector<Command> commands{add_list_command(app), add_run_command(app, argv), add_env_command(app),
-                                      add_data_command(app), add_baseline_command(app),  add_compare_command(app),
-                                      add_gate_command(app), add_report_command(app),    add_history_command(app)};
+  const std::vector<Command> commands{
+      add_list_command(app),     add_run_command(app, argv),   add_env_command(app),  add_data_command(app),
+      add_baseline_command(app), add_compare_command(app),     add_gate_command(app), add_report_command(app),
+      add_history_command(app),  add_advise_command(app, argv)};
 
   std::vector<std::string> names;
   for (const auto& command : commands) names.push_back(command.app->get_name());

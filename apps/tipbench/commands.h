@@ -24,5 +24,6 @@ Command add_gate_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_data_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
+Command add_advise_command(CLI::App& app, const std::vector<std::string>& argv);
 
 }  // namespace tipbench::cli

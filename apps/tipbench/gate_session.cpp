@@ -1,6 +1,9 @@
 #include "gate_session.h"
 
+#include "gate_flags.h"
 #include "tipbench/child_signals.h"
+#include "tipbench/error_text.h"
+#include "tipbench/exit_codes.h"
 #include "tipbench/gate/merge.h"
 
 #include <fcntl.h>
@@ -11,6 +14,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -60,9 +65,6 @@ int spawn_logged(const std::vector<std::string>& args, const std::string& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
 }
 
-namespace {
-
-// mkdir -p (not std::filesystem: libtorch.so exports its own copies of those functions).
 void make_dirs(const std::string& dir) {
   for (std::size_t at = dir.find('/', 1);; at = dir.find('/', at + 1)) {
     const std::string prefix = dir.substr(0, at);
@@ -72,6 +74,8 @@ void make_dirs(const std::string& dir) {
     if (at == std::string::npos) break;
   }
 }
+
+namespace {
 
 bool is_numeric(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
@@ -122,6 +126,29 @@ DryRun dry_run(const std::string& binary, std::vector<std::string> args, const s
   }
   r.error = last_error_line(log);
   return r;
+}
+
+int with_child_runs(const std::string& label, const std::function<int()>& body) {
+  ForwardTerminationSignals forwarding;
+  try {
+    return body();
+  } catch (const ChildInterrupted& e) {
+    fmt::print(stderr, "{}: interrupted by {}{}\n", label, e.signal == SIGINT ? "SIGINT" : "SIGTERM",
+               e.log.empty() ? "" : " (the running child got it too; its log: " + e.log + ")");
+    std::fflush(stderr);
+    die_of_signal(e.signal);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_code::usage;
+  } catch (const ChildRunError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", error_summary(e));
+  }
+  return exit_code::internal;
 }
 
 SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag) {

@@ -7,6 +7,7 @@
 #include "tipbench/result.h"
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -56,6 +57,12 @@ int spawn_logged(const std::vector<std::string>& args, const std::string& log);
 // Throws ChildRunError (or ChildInterrupted).
 SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag);
 
+// Runs `body` (a command that starts child runs or builds) with SIGINT/SIGTERM passed on to the
+// running child (ForwardTerminationSignals), and turns its errors into one line and an exit code:
+// UsageError/InputError 2, ChildRunError and anything else 4. An interrupted child ends this
+// process by the same signal, after "<label>: interrupted by SIGINT" naming the child's log.
+int with_child_runs(const std::string& label, const std::function<int()>& body);
+
 // One `run` of one binary with these args plus --out; returns the result. Same errors.
 Result run_once(const std::string& binary, std::vector<std::string> args, const std::string& out,
                 const std::string& log);
@@ -72,6 +79,10 @@ std::vector<std::string> strip_selection(const std::vector<std::string>& args);
 // --suite S [--model M] [--batch-size B] selecting one case (from its params; no --model for a run
 // on a model file, whose --model-file stays in the run's args).
 std::vector<std::string> select_case(const Result& result, const gate::CellKey& key);
+
+// mkdir -p (not std::filesystem: libtorch.so exports its own copies of those functions); throws
+// std::runtime_error naming the folder it cannot make.
+void make_dirs(const std::string& dir);
 
 // A regular file this process may execute (access(X_OK) alone says yes to a directory for root).
 bool is_executable(const std::string& path);

@@ -6,6 +6,7 @@
 #include "history_annotate.h"
 #include "history_bisect.h"
 #include "history_confirm.h"
+#include "gate_session.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/atomic_file.h"
@@ -179,7 +180,8 @@ int detect(HistoryFlags& f) {
     if (!f.json_out.empty()) write_file_atomically(f.json_out, history::detect_json(report).dump(2) + "\n");
     if (!f.markdown_out.empty()) write_file_atomically(f.markdown_out, history::detect_markdown(report));
     if (f.confirm) {
-      return with_builds([&] { return confirm_new_regressions(report, device_of_runs(*store), f.builds); });
+      return with_child_runs("history",
+                             [&] { return confirm_new_regressions(report, device_of_runs(*store), f.builds); });
     }
     return report.new_regressions() > 0 ? exit_code::failed : exit_code::ok;
   } catch (const history::StoreError& e) {
@@ -195,7 +197,7 @@ int bisect(HistoryFlags& f) {
   auto store = open_existing_store(store_path(f));
   if (!store) return exit_code::usage;
   f.detect.min_change_floor = f.min_change_pct / 100;
-  return with_builds([&] {
+  return with_child_runs("history", [&] {
     const auto report = history::detect(*store, f.detect);
     return bisect_regression(report, device_of_runs(*store), f.bisect, f.builds);
   });

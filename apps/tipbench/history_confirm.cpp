@@ -4,8 +4,6 @@
 #include "gate_confirm.h"
 #include "gate_flags.h"
 #include "gate_session.h"
-#include "tipbench/child_signals.h"
-#include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/gate/decision.h"
 #include "tipbench/history/store.h"
@@ -15,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -191,31 +188,6 @@ BuildVerdict compare_builds(const std::string& base_binary, const std::string& h
     fmt::print(stderr, "history: {}: x{:.3f} [{:.3f}, {:.3f}] cannot tell yet: {} blocks per side next\n", tag, v.ratio,
                v.low, v.high, blocks * 2);
   }
-}
-
-int with_builds(const std::function<int()>& body) {
-  ForwardTerminationSignals forwarding;
-  try {
-    return body();
-  } catch (const ChildInterrupted& e) {
-    fmt::print(stderr, "history: interrupted by {}{}\n", e.signal == SIGINT ? "SIGINT" : "SIGTERM",
-               e.log.empty() ? "" : " (the running child got it too; its log: " + e.log + ")");
-    std::fflush(stderr);
-    die_of_signal(e.signal);
-  } catch (const UsageError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::usage;
-  } catch (const InputError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::usage;
-  } catch (const ChildRunError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-  } catch (const history::StoreError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", error_summary(e));
-  }
-  return exit_code::internal;
 }
 
 std::string confirm_work_dir(const ConfirmOptions& options, const std::string& what) {

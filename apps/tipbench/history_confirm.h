@@ -2,11 +2,6 @@
 // more") from our interleaved gate. The builds on either side are taken from a path template
 // ({commit}) or made by the user's build command; both run the series' case here, block by
 // block, and the gate (with its confirmation re-measurement) judges that one cell. Used by
-// Runs `body` (a command that starts builds) with SIGINT/SIGTERM passed on to the running child,
-// and turns its errors into one line and an exit code: UsageError/InputError 2, ChildRunError 4;
-// an interrupted child ends this process by the same signal.
-int with_builds(const std::function<int()>& body);
-
 // `history detect --confirm` and `history bisect` (docs/history.md). Example:
 //   BinarySource source(options, work_dir);
 //   const auto v = compare_builds(source.binary_for(before), source.binary_for(after), target, options, dir);
@@ -81,11 +76,6 @@ BuildVerdict compare_builds(const std::string& base_binary, const std::string& h
 
 // results/history/<what>-<UTC time>, or the options' out dir.
 std::string confirm_work_dir(const ConfirmOptions& options, const std::string& what);
-
-// Runs `body` (a command that starts builds) with SIGINT/SIGTERM passed on to the running child,
-// and turns its errors into one line and an exit code: UsageError/InputError 2, ChildRunError 4;
-// an interrupted child ends this process by the same signal.
-int with_builds(const std::function<int()>& body);
 
 // `history detect --confirm`: each new regression's two sides compared. Prints a line per
 // regression; returns the exit code (1 when one is confirmed, 3 when one needs more runs, else 0).

@@ -1,7 +1,9 @@
 // `tipbench list`: the suites with their cases and arms (as a run on this device would plan
-// them), and the reference models; `list --options`: the flags suites declare for `run`.
+// them), and the reference models; `list --options`: the flags suites declare for `run`;
+// `list --ingredients`: the tips' parts in a recipe (suites/common/recipe.h).
 #include "tipbench/commands.h"
 
+#include "common/recipe.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
@@ -48,15 +50,35 @@ void print_suite_options() {
   }
 }
 
+void print_ingredients() {
+  fmt::print("Ingredients (tipbench run --suite recipe --recipe TIP:ARM,...; tipbench advise picks them):\n");
+  for (const auto& i : suites::all_ingredients()) {
+    fmt::print("\n  {}{}\n", i.key(),
+               i.changes.empty() ? "" : fmt::format("  (changes {})", fmt::join(i.changes, ", ")));
+    if (!i.alone_case.empty()) fmt::print("    measured alone on: {}\n", join_levels(i.alone_case));
+    if (!i.in_training_step()) fmt::print("    not in the recipe's step: {}\n", i.outside_recipe);
+    if (i.sticky || !i.environment.empty()) fmt::print("    the recipe's trials run in fresh processes\n");
+    for (const auto& e : i.excludes) fmt::print("    cannot go with {}: {}\n", e.tip, e.reason);
+  }
+}
+
 }  // namespace
 
 Command add_list_command(CLI::App& app) {
   auto* sub = app.add_subcommand("list", "List the suites (cases, arms) and the reference models");
   auto options_only = std::make_shared<bool>(false);
   sub->add_flag("--options", *options_only, "List the options suites declare for `tipbench run` instead");
-  return {sub, [options_only] {
+  auto ingredients_only = std::make_shared<bool>(false);
+  sub->add_flag("--ingredients", *ingredients_only,
+                "List instead the tips' parts in a recipe (tipbench advise, the recipe suite): what each changes, "
+                "what it cannot go with");
+  return {sub, [options_only, ingredients_only] {
             if (*options_only) {
               print_suite_options();
+              return exit_code::ok;
+            }
+            if (*ingredients_only) {
+              print_ingredients();
               return exit_code::ok;
             }
             SuiteContext context;

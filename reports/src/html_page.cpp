@@ -2,6 +2,7 @@
 // inlined, so the file opens offline.
 #include "tipbench/reports/html_report.h"
 
+#include "advice_section.h"
 #include "html_script.h"
 #include "tipbench/reports/escape.h"
 #include "tipbench/reports/format.h"
@@ -155,6 +156,7 @@ std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>
   h += fmt::format("<h1>{}</h1>\n", html_escape(title));
   h += warnings(runs);
   h += "<h2>Runs</h2>\n" + run_table(runs);
+  if (model.contains("advice")) h += detail::advice_section(model.at("advice"));
   h += "<h2>Charts</h2>\n<div id=charts></div>\n";
   if (model.at("charts").empty()) h += "<p class=note>No chart has data in these runs.</p>\n";
   for (const auto& r : runs) h += arm_tables(r, page_dir);

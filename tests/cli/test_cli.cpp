@@ -267,7 +267,8 @@ TEST(CliUsage, EveryFlagIsDocumented) {
                                                              {"history", "detect"},
                                                              {"history", "bisect"},
                                                              {"history", "annotate"},
-                                                             {"history", "report"}};
+                                                             {"history", "report"},
+                                                             {"advise"}};
   const std::regex flag(R"(^\s+(?:-\w,\s*)?(--[a-z][a-z0-9-]*))");
   for (auto args : subcommands) {
     args.push_back("--help");

@@ -14,6 +14,7 @@
 #include "test_paths.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 
 #include <chrono>
@@ -71,6 +72,29 @@ TEST_F(ModelFileCli, RunTrainsTheFilesModelAndRecordsItsIdentity) {
     }
   }
   EXPECT_GE(ok, 4) << "zero_grad's two arms and the allocator's glibc and jemalloc";
+}
+
+// advise ranks the tips on the file's model: the tips that edit a model's code say why not, and
+// whatever wins is measured together on the same file.
+TEST_F(ModelFileCli, AdviseRanksTheTipsOnTheFilesModel) {
+  const auto dir = fresh_scratch_dir("model_file_cli_advise");
+  const auto out = dir / "advice";
+  const auto o =
+      tipbench_cmd(dir, {"advise", "--model-file", file("tiny.pt"), "--quick", "--blocks", "3", "--out", out.string()});
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto advice = nlohmann::json::parse(tipbench::testing::read_bytes(out / "advice.json"));
+  EXPECT_EQ(advice.at("model"), "tiny_net");
+  bool conv_bias_seen = false;
+  for (const auto& tip : advice.at("ranked")) {
+    if (tip.at("tip") != "conv_bias") continue;
+    conv_bias_seen = true;
+    EXPECT_TRUE(has(tip.at("not_measured").get<std::string>(), "model file")) << tip.dump();
+  }
+  EXPECT_TRUE(conv_bias_seen);
+  if (!advice.at("recipe").at("tips").empty()) {
+    const auto r = tipbench::read_result((out / "recipe.json").string());
+    EXPECT_EQ(r.context.model_file.at("name"), "tiny_net");
+  }
 }
 
 // A .pt2 runs like a TorchScript file, in the run's process and in a fresh trial process; the

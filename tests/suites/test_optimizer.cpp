@@ -16,11 +16,13 @@ using tipbench::testing::contains;
 using tipbench::testing::cpu_context;
 using tipbench::testing::suite_named;
 
-TEST(OptimizerSuite, QuickStepsTheOptimizerAloneFullAlsoTrains) {
+TEST(OptimizerSuite, QuickStepsTheOptimizerAloneAndTrainsSgdFullAlsoTrainsAdamW) {
   const auto& s = suite_named("optimizer");
   const auto quick = s.cases(cpu_context(true));
-  ASSERT_EQ(quick.size(), 2u);
-  EXPECT_EQ(tipbench::case_name("optimizer", quick[0]), "optimizer/model:small_cnn/optimizer:sgd/scope:optimizer");
+  ASSERT_EQ(quick.size(), 3u);
+  EXPECT_EQ(tipbench::case_name("optimizer", quick[0]), "optimizer/model:small_cnn/batch:32/optimizer:sgd/scope:step");
+  EXPECT_EQ(tipbench::case_name("optimizer", quick[1]), "optimizer/model:small_cnn/optimizer:sgd/scope:optimizer");
+  EXPECT_EQ(tipbench::case_name("optimizer", quick[2]), "optimizer/model:small_cnn/optimizer:adamw/scope:optimizer");
   EXPECT_EQ(arm_names(quick[1]), (std::vector<std::string>{"loop", "foreach", "fused"}));
   const auto full = s.cases(cpu_context(false));
   ASSERT_EQ(full.size(), 4u);

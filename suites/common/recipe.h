@@ -1,0 +1,106 @@
+// A tip's place in the recipe (`tipbench advise`, the recipe suite): a suite that can lend one of
+// its arms to a training step that combines several tips declares it here, from its own file, as
+// an Ingredient: how the arm changes a TrainingSpec, what it changes besides speed (numerics,
+// reproducibility), which tips it cannot go with and why, and the PyTorch lines that apply it in a
+// user's Python script. Neither `advise` nor the recipe suite knows any tip by name. Example
+// (suites/inplace.cpp):
+//   TIPBENCH_REGISTER_INGREDIENT(inplace_relu, {
+//       .tip = "inplace", .arm = "inplace",
+//       .python = {.model_kwargs = {"inplace=True"},
+//                  .comments = {"nn.ReLU(inplace=True) in the model's code"}},
+//       .apply = [](const SuiteContext&, TrainingSpec& spec) -> Restore {
+//         spec.model_options.inplace_relu = true; return {}; }});
+// Whether it can run on a device and model is the suite's own skip_reason for its single-tip case.
+#pragma once
+
+#include "training.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tipbench::suites {
+
+// What a tip changes besides speed: a user may leave such tips out of the recipe
+// (`advise --exclude numerics`).
+inline constexpr const char* kChangesNumerics = "numerics";
+inline constexpr const char* kChangesReproducibility = "reproducibility";
+
+// A tip that cannot go with this one: "tip" (any of its arms) or "tip:arm", and why.
+struct Exclusion {
+  std::string tip;
+  std::string reason;
+};
+
+// The ingredient's part of a plain PyTorch training script (recipe_script.h puts the parts into
+// one script; a test runs it in the project's Python).
+struct PythonLines {
+  std::vector<std::string> setup;             // before the model is built: backend flags, environment
+  std::vector<std::string> model_kwargs;      // the model's own code: make_model(conv_bias=False)
+  std::vector<std::string> model;             // after the model is built: model = model.to(...)
+  std::vector<std::string> optimizer_kwargs;  // torch.optim.SGD(..., fused=True)
+  std::vector<std::string> batch;             // per batch, on the device: images = images.to(...)
+  std::string autocast_dtype;                 // "torch.bfloat16": forward and loss under autocast
+  bool grad_scaler = false;                   // torch.amp.GradScaler enabled
+  std::string eval_context;                   // evaluation under this instead of torch.no_grad()
+  std::vector<std::string> comments;          // what the lines stand for in a user's own model
+};
+
+// Undoes what an ingredient set process-wide (TF32, determinism); empty when it set nothing.
+using Restore = std::function<void()>;
+
+struct Ingredient {
+  std::string tip;  // the suite's name
+  std::string arm;  // its arm that the recipe applies
+  // The levels (beyond model and batch) of the tip's single-tip case that measures the arm alone
+  // against PyTorch's default: channels_last's {precision: fp32}.
+  Levels alone_case;
+  std::vector<std::string> changes;  // kChangesNumerics, kChangesReproducibility
+  std::vector<Exclusion> excludes;
+  PythonLines python;
+  // A process-wide setting that nothing undoes (cuDNN's autotuner cache): a recipe holding it runs
+  // every trial in a fresh process.
+  bool sticky = false;
+  // Environment variables a fresh-process trial with this ingredient starts with.
+  std::map<std::string, std::string> environment;
+  // Changes the recipe's spec; null for a tip the recipe does not measure (outside_recipe says
+  // why): ranked and given its Python lines all the same.
+  std::function<Restore(const SuiteContext&, TrainingSpec&)> apply;
+  std::string outside_recipe;
+
+  std::string key() const { return tip + ":" + arm; }
+  bool in_training_step() const { return static_cast<bool>(apply); }
+};
+
+bool register_ingredient(Ingredient ingredient);
+// In registration order (that of suites/CMakeLists.txt).
+const std::vector<Ingredient>& all_ingredients();
+// "tip:arm"; nullptr when none is declared.
+const Ingredient* find_ingredient(const std::string& key);
+// Why a and b cannot go together (either one's declaration, or two arms of one tip); nullopt when
+// they can.
+std::optional<std::string> exclusion_between(const Ingredient& a, const Ingredient& b);
+// The ingredients of "TIP:ARM,TIP:ARM" (or "+" between them, and "." for ":", as the recipe's case
+// level writes them), in that order; throws InputError for an unknown or repeated one or two that
+// cannot go together, naming it and the reason.
+std::vector<const Ingredient*> parse_recipe(const std::string& text);
+// "amp.bf16+channels_last.nhwc": the recipe as a case level (no ':' or ',' inside a case name).
+std::string recipe_level(const std::vector<const Ingredient*>& ingredients);
+
+// The case and arm the tip's own suite plans to measure the ingredient alone on `model` (the first
+// case of that model whose params hold alone_case), with the suite's skip reason for them; the
+// reason alone when the suite plans no such case.
+struct AloneArm {
+  std::optional<CaseSpec> c;
+  std::optional<ArmSpec> arm;
+  std::optional<std::string> unavailable;
+};
+AloneArm alone_arm(const Ingredient& ingredient, const SuiteContext& context, const std::string& model);
+
+}  // namespace tipbench::suites
+
+#define TIPBENCH_REGISTER_INGREDIENT(id, ...)                   \
+  [[maybe_unused]] static const bool tipbench_ingredient_##id = \
+      ::tipbench::suites::register_ingredient(::tipbench::suites::Ingredient __VA_ARGS__)

@@ -1,0 +1,156 @@
+// The recipe: several tips at once in one training step, against PyTorch's default step, and the
+// recipe without each tip in turn (leave-one-out), which shows what each tip is worth inside the
+// recipe. Tips do not simply add up (AMP changes what channels_last is worth), so the combination
+// is measured, interleaved like any case. The tips come from --recipe TIP:ARM,... (`tipbench
+// advise` picks the winners of the single-tip suites); what an arm changes, and which tips cannot
+// go together, each tip declares in its own file (common/recipe.h).
+#include "common/recipe.h"
+#include "common/scoped_workload.h"
+#include "common/training.h"
+#include "tipbench/registry.h"
+#include "tipbench/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tipbench::suites {
+
+namespace {
+
+const SuiteOption kRecipeOption{
+    .name = "recipe",
+    .type = OptionType::text,
+    .default_value = "",
+    .help =
+        "the tips to combine in one training step: TIP:ARM,... (tipbench list --ingredients; tipbench advise "
+        "chooses them from single-tip results)"};
+
+constexpr const char* kWithoutPrefix = "without_";
+constexpr const char* kNoRecipe = "none";  // the case level of a run without --recipe (skipped)
+
+// The recipe of the run's option; an empty one when it names none or does not parse (prepare_run
+// refuses that with the reason before anything is measured).
+std::vector<const Ingredient*> recipe_of(const SuiteContext& context) {
+  try {
+    const std::string text = kRecipeOption.text(context.options);
+    return text.empty() ? std::vector<const Ingredient*>{} : parse_recipe(text);
+  } catch (const InputError&) {
+    return {};
+  }
+}
+
+// The ingredients an arm applies: all of the case's recipe but the one a leave-one-out arm leaves out.
+std::vector<const Ingredient*> applied_by(const CaseSpec& c, const ArmSpec& arm) {
+  if (arm.name == "default" || level(c.params, "recipe") == kNoRecipe) return {};
+  std::vector<const Ingredient*> out;
+  for (const auto* ingredient : parse_recipe(level(c.params, "recipe"))) {
+    if (arm.name != kWithoutPrefix + ingredient->tip) out.push_back(ingredient);
+  }
+  return out;
+}
+
+// One restore that undoes the ingredients' process-wide settings, the last applied first.
+Restore in_reverse(std::vector<Restore> restores) {
+  return [restores = std::move(restores)] {
+    for (auto it = restores.rbegin(); it != restores.rend(); ++it) {
+      if (*it) (*it)();
+    }
+  };
+}
+
+}  // namespace
+
+class Recipe final : public Suite {
+ public:
+  std::string name() const override { return "recipe"; }
+  std::string description() const override {
+    return "several tips at once in one training step (--recipe; tipbench advise chooses them) vs PyTorch's "
+           "default, and the recipe without each tip (leave-one-out)";
+  }
+  std::vector<SuiteOption> options() const override { return {kRecipeOption}; }
+  std::vector<CaseSpec> cases(const SuiteContext& context) const override {
+    const auto recipe = recipe_of(context);
+    const std::string named = recipe.empty() ? kNoRecipe : recipe_level(recipe);
+    std::vector<ArmSpec> arms{{"default", {{"tips", "none"}}}, {"recipe", {{"tips", "all"}}}};
+    if (recipe.size() > 1) {
+      for (const auto* ingredient : recipe)
+        arms.push_back({kWithoutPrefix + ingredient->tip, {{"without", ingredient->key()}}});
+    }
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      Levels params = training_params(context, model);
+      params.emplace_back("recipe", named);
+      out.push_back({params, arms});
+    }
+    return out;
+  }
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
+                                         const ArmSpec&) const override {
+    if (level(c.params, "recipe") == kNoRecipe) {
+      return "no recipe: name the tips with --recipe TIP:ARM,... or let `tipbench advise` choose them";
+    }
+    for (const auto* ingredient : parse_recipe(level(c.params, "recipe"))) {
+      if (auto why = alone_arm(*ingredient, context, level(c.params, "model")).unavailable) {
+        return ingredient->key() + " cannot run here: " + *why;
+      }
+    }
+    return std::nullopt;
+  }
+  Isolation isolation(const SuiteContext& context) const override {
+    const auto recipe = recipe_of(context);
+    const bool fresh = std::any_of(recipe.begin(), recipe.end(),
+                                   [](const Ingredient* i) { return i->sticky || !i->environment.empty(); });
+    return fresh ? Isolation::fresh_process : Isolation::in_process;
+  }
+  std::map<std::string, std::string> trial_environment(const SuiteContext&, const CaseSpec& c,
+                                                       const ArmSpec& arm) const override {
+    std::map<std::string, std::string> out;
+    for (const auto* ingredient : applied_by(c, arm))
+      out.insert(ingredient->environment.begin(), ingredient->environment.end());
+    return out;
+  }
+  void prepare_run(const SuiteContext& context) const override {
+    // A bad recipe stops the run (InputError: exit 2); none at all only skips the suite.
+    if (const std::string text = kRecipeOption.text(context.options); !text.empty()) parse_recipe(text);
+  }
+  std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
+    std::vector<std::string> out;
+    for (const auto& c : result.cases) {
+      const auto recipe =
+          std::find_if(c.arms.begin(), c.arms.end(), [](const ArmResult& a) { return a.arm == "recipe"; });
+      if (recipe == c.arms.end() || recipe->status != ArmStatus::ok) continue;
+      for (const auto& arm : c.arms) {
+        if (arm.arm.rfind(kWithoutPrefix, 0) != 0 || arm.status != ArmStatus::ok) continue;
+        const auto worth = compare_arms(*recipe, arm, trial_throughput(), settings);
+        if (!worth) continue;
+        out.push_back(fmt::format(
+            "{}: {} is worth x{:.3f} [{:.3f}, {:.3f}] inside the recipe (the recipe vs the "
+            "recipe without it): {}",
+            level(c.params, "model"), arm.arm.substr(std::string(kWithoutPrefix).size()), worth->estimate.ratio,
+            worth->estimate.ci_low, worth->estimate.ci_high, stats::to_string(worth->verdict)));
+      }
+    }
+    return out;
+  }
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
+    TrainingSpec spec = training_spec(c);
+    std::vector<Restore> restores;
+    nlohmann::json applied = nlohmann::json::array();
+    try {
+      for (const auto* ingredient : applied_by(c, arm)) {
+        restores.push_back(ingredient->apply(context, spec));
+        applied.push_back(ingredient->key());
+      }
+      return with_restore(make_training_workload(context, spec), in_reverse(restores), {{"ingredients", applied}});
+    } catch (...) {
+      in_reverse(restores)();
+      throw;
+    }
+  }
+};
+
+TIPBENCH_REGISTER_SUITE(Recipe);
+
+}  // namespace tipbench::suites

@@ -1,0 +1,128 @@
+// What `tipbench advise` concludes from results (apps/tipbench/advice.h), on synthetic results
+// whose comparisons are set by hand: the ranking, winners, the labels a user leaves out, the
+// exclusions two tips declare, and the recipe's combined ratio beside the product of the singles.
+#include "tipbench/advice.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using tipbench::Comparison;
+using tipbench::Result;
+using tipbench::stats::Verdict;
+
+Comparison throughput(const std::string& arm, const std::string& baseline, double ratio, Verdict verdict) {
+  Comparison c;
+  c.treatment = arm;
+  c.baseline = baseline;
+  c.metric = "throughput_samples_per_s";
+  c.estimate = {.ratio = ratio, .ci_low = ratio * 0.97, .ci_high = ratio * 1.03, .blocks = 8};
+  c.verdict = verdict;
+  return c;
+}
+
+// One case of `suite` on small_cnn: its baseline and one arm, compared on throughput.
+void add_tip(Result& r, const std::string& suite, tipbench::Levels extra, const std::string& baseline,
+             const std::string& arm, double ratio, Verdict verdict) {
+  tipbench::SuiteResult s;
+  s.name = suite;
+  tipbench::CaseResult c;
+  c.params = {{"model", "small_cnn"}, {"batch", "32"}};
+  c.params.insert(c.params.end(), extra.begin(), extra.end());
+  c.name = suite + "/" + tipbench::join_levels(c.params);
+  tipbench::ArmResult base, treated;
+  base.arm = baseline;
+  base.baseline = true;
+  treated.arm = arm;
+  c.arms = {base, treated};
+  c.comparisons = {throughput(arm, baseline, ratio, verdict)};
+  s.cases = {c};
+  r.suites.push_back(s);
+}
+
+Result single_tips() {
+  Result r;
+  r.context.device = "cuda:0";
+  add_tip(r, "channels_last", {{"precision", "fp32"}}, "nchw", "nhwc", 1.30, Verdict::faster);
+  add_tip(r, "amp", {}, "fp32", "bf16", 1.80, Verdict::faster);
+  add_tip(r, "cudnn_benchmark", {{"shapes", "fixed"}}, "off", "on", 1.10, Verdict::faster);
+  add_tip(r, "determinism", {}, "default", "deterministic", 1.05, Verdict::faster);
+  add_tip(r, "tf32", {}, "ieee", "tf32", 0.99, Verdict::no_significant_difference);
+  add_tip(r, "inference", {}, "grad", "inference_mode", 1.50, Verdict::faster);
+  return r;
+}
+
+const tipbench::cli::RankedTip& ranked(const tipbench::cli::Advice& a, const std::string& key) {
+  for (const auto& t : a.ranked) {
+    if (t.ingredient->key() == key) return t;
+  }
+  throw std::runtime_error("not ranked: " + key);
+}
+
+std::vector<std::string> keys(const tipbench::cli::Advice& a) {
+  std::vector<std::string> out;
+  for (const auto* i : a.recipe) out.push_back(i->key());
+  return out;
+}
+
+TEST(Advice, RanksByRatioAndTakesTheWinnersThatGoTogether) {
+  const auto advice = tipbench::cli::rank_tips(single_tips(), "small_cnn", {});
+  EXPECT_EQ(advice.ranked.front().ingredient->key(), "amp:bf16");
+  EXPECT_EQ(keys(advice), (std::vector<std::string>{"amp:bf16", "channels_last:nhwc", "cudnn_benchmark:on"}));
+  // determinism won too, but cuDNN's autotuner, the better tip, cannot go with it.
+  EXPECT_NE(ranked(advice, "determinism:deterministic").left_out.find("autotuner"), std::string::npos);
+  EXPECT_NE(ranked(advice, "inference:inference_mode").left_out.find("not part of the training step"),
+            std::string::npos);
+  EXPECT_FALSE(ranked(advice, "tf32:tf32").winner);
+  // A tip no result measured comes last, saying so.
+  EXPECT_EQ(advice.ranked.back().case_name, "");
+  EXPECT_FALSE(advice.ranked.back().not_measured.empty());
+}
+
+TEST(Advice, ExcludedLabelsLeaveTheirTipsOut) {
+  const auto advice = tipbench::cli::rank_tips(
+      single_tips(), "small_cnn", {tipbench::suites::kChangesNumerics, tipbench::suites::kChangesReproducibility});
+  EXPECT_EQ(keys(advice), (std::vector<std::string>{"channels_last:nhwc"}));
+  EXPECT_NE(ranked(advice, "amp:bf16").left_out.find("--exclude numerics"), std::string::npos);
+  EXPECT_THROW(tipbench::cli::rank_tips(single_tips(), "resnet50", {}), tipbench::InputError);
+}
+
+TEST(Advice, TheRecipesRatioSitsBesideTheProductOfTheSingles) {
+  const auto advice = tipbench::cli::rank_tips(single_tips(), "small_cnn", {tipbench::suites::kChangesReproducibility});
+  ASSERT_EQ(keys(advice), (std::vector<std::string>{"amp:bf16", "channels_last:nhwc"}));
+  Result recipe;
+  tipbench::SuiteResult s;
+  s.name = "recipe";
+  tipbench::CaseResult c;
+  c.params = {{"model", "small_cnn"}, {"batch", "32"}, {"recipe", "amp.bf16+channels_last.nhwc"}};
+  c.name = "recipe/model:small_cnn";
+  for (const std::string arm : {"default", "recipe", "without_amp", "without_channels_last"}) {
+    tipbench::ArmResult a;
+    a.arm = arm;
+    a.baseline = arm == "default";
+    c.arms.push_back(a);
+  }
+  c.comparisons = {throughput("recipe", "default", 2.0, Verdict::faster)};
+  s.cases = {c};
+  recipe.suites = {s};
+  const auto outcome = tipbench::cli::read_recipe(recipe, advice);
+  ASSERT_TRUE(outcome.combined);
+  EXPECT_DOUBLE_EQ(outcome.combined->estimate.ratio, 2.0);
+  ASSERT_TRUE(outcome.product_of_singles);
+  EXPECT_DOUBLE_EQ(*outcome.product_of_singles, 1.80 * 1.30);
+  ASSERT_EQ(outcome.worth.size(), 2u);  // the arms have no trials: no leave-one-out ratio
+  EXPECT_FALSE(outcome.worth[0]);
+  const std::string md =
+      tipbench::cli::advice_markdown(advice, outcome, {.command = "tipbench advise"},
+                                     "    with torch.autocast(device.type, dtype=torch.bfloat16):  # amp:bf16\n");
+  EXPECT_NE(md.find("x2.000 [1.940, 2.060]"), std::string::npos) << md;
+  EXPECT_NE(md.find("x2.340, outside the recipe's interval"), std::string::npos) << md;
+  EXPECT_NE(md.find("# amp:bf16"), std::string::npos) << md;
+  const auto json = tipbench::cli::advice_json(advice, outcome, "");
+  EXPECT_EQ(json.at("recipe").at("tips").size(), 2u);
+  EXPECT_EQ(json.at("ranked").size(), tipbench::suites::all_ingredients().size());
+}
+
+}  // namespace

@@ -1,0 +1,108 @@
+// `tipbench advise` and the recipe suite end to end with the real binary on a CPU: the quick flow
+// writes its ranked advice, the recipe's measurement, report.html and a recipe.py that runs in the
+// project's Python; a recipe run has its leave-one-out arms and their worth; bad input is one line
+// and exit 2.
+#include "tipbench/exit_codes.h"
+#include "tipbench/result.h"
+
+#include "child_process.h"
+#include "scratch_dir.h"
+#include "test_paths.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using tipbench::testing::fresh_scratch_dir;
+using tipbench::testing::read_bytes;
+
+tipbench::testing::ChildOutcome advise_cmd(const fs::path& logs, std::vector<std::string> args) {
+  args.insert(args.begin(), TIPBENCH_BINARY);
+  return tipbench::testing::run_child(args, logs / "stdout.txt", logs / "stderr.txt");
+}
+
+bool mentions(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(AdviseCli, QuickCpuAdviceRanksMeasuresTheRecipeAndWritesRunnableCode) {
+  const auto dir = fresh_scratch_dir("advise_quick");
+  const auto out = dir / "advice";
+  const auto o = advise_cmd(dir, {"advise", "--quick", "--model", "small_cnn", "--out", out.string()});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(mentions(o.out, "## The tips, ranked")) << o.out;
+  const auto advice = nlohmann::json::parse(read_bytes(out / "advice.json"));
+  EXPECT_EQ(advice.at("model"), "small_cnn");
+  EXPECT_EQ(advice.at("device"), "cpu");
+  EXPECT_GE(advice.at("ranked").size(), 10u);
+  std::size_t in_recipe = 0;
+  for (const auto& tip : advice.at("ranked")) {
+    if (!tip.at("in_recipe").get<bool>()) continue;
+    ++in_recipe;  // only a tip that was faster alone joins the recipe
+    EXPECT_EQ(tip.at("throughput").at("verdict"), "faster") << tip.dump();
+  }
+  const auto& recipe = advice.at("recipe");
+  EXPECT_EQ(recipe.at("tips").size(), in_recipe);
+  if (in_recipe > 0) {  // which tips win on this machine is its own answer; the flow is what is tested
+    EXPECT_TRUE(fs::exists(out / "recipe.json"));
+    EXPECT_TRUE(!recipe.at("combined").is_null() || !recipe.at("not_measured").get<std::string>().empty());
+    EXPECT_EQ(recipe.at("worth").size(), in_recipe);
+  }
+  EXPECT_TRUE(mentions(read_bytes(out / "report.html"), "Advice: small_cnn on cpu"));
+  const auto py = tipbench::testing::run_child({TIPBENCH_PYTHON, (out / "recipe.py").string(), "--steps", "2"},
+                                               dir / "py.out", dir / "py.err");
+  EXPECT_EQ(py.code, 0) << py.err;
+  EXPECT_TRUE(mentions(py.out, "recipe ran 2 steps on cpu")) << py.out;
+}
+
+TEST(AdviseCli, ARecipeRunHasItsLeaveOneOutArmsAndTheirWorth) {
+  const auto dir = fresh_scratch_dir("advise_recipe_run");
+  const auto result = dir / "recipe.json";
+  const auto o = advise_cmd(dir, {"run", "--suite", "recipe", "--recipe", "channels_last:nhwc,optimizer:foreach",
+                                  "--quick", "--blocks", "3", "--out", result.string()});
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto r = tipbench::read_result(result.string());
+  ASSERT_EQ(r.suites.size(), 1u);
+  const auto& c = r.suites[0].cases.at(0);
+  ASSERT_EQ(c.arms.size(), 4u);
+  for (const auto& arm : c.arms) EXPECT_EQ(arm.status, tipbench::ArmStatus::ok) << arm.arm << ": " << arm.reason;
+  EXPECT_EQ(c.arms[1].info.at("ingredients").size(), 2u);
+  std::size_t worth_notes = 0;
+  for (const auto& note : r.suites[0].notes) worth_notes += mentions(note, "inside the recipe") ? 1 : 0;
+  EXPECT_EQ(worth_notes, 2u);
+  // A recipe run holds no single-tip case to rank; results of two devices are not one machine's.
+  const auto from = advise_cmd(dir, {"advise", "--from", result.string(), "--out", (dir / "from").string()});
+  EXPECT_EQ(from.code, tipbench::exit_code::usage) << from.err;
+  EXPECT_TRUE(mentions(from.err, "hold no tip measured")) << from.err;
+  auto other = nlohmann::json::parse(read_bytes(result));
+  other["context"]["device"] = "cuda:0";
+  tipbench::testing::write_bytes(dir / "other.json", other.dump());
+  const auto two = advise_cmd(dir, {"advise", "--from", result.string(), "--from", (dir / "other.json").string(),
+                                    "--out", (dir / "two").string()});
+  EXPECT_EQ(two.code, tipbench::exit_code::usage) << two.err;
+  EXPECT_TRUE(mentions(two.err, "give one machine's results")) << two.err;
+}
+
+TEST(AdviseCli, BadInputIsOneLineAndExit2) {
+  const auto dir = fresh_scratch_dir("advise_bad_input");
+  const std::vector<std::vector<std::string>> bad{
+      {"advise", "--exclude", "speed", "--out", (dir / "a").string()},
+      {"advise", "--model", "small_cnn", "--model-file", TIPBENCH_BINARY, "--out", (dir / "b").string()},
+      {"advise", "--from", (dir / "missing.json").string()},
+      {"advise", "--model", "no_such_model"},
+      {"run", "--suite", "recipe", "--recipe", "bogus:x", "--quick", "--out", (dir / "r.json").string()},
+      {"run", "--suite", "recipe", "--recipe", "determinism:deterministic,cudnn_benchmark:on", "--quick", "--out",
+       (dir / "r.json").string()}};
+  for (const auto& args : bad) {
+    const auto o = advise_cmd(dir, args);
+    EXPECT_EQ(o.code, tipbench::exit_code::usage) << args.back() << ": " << o.err;
+    EXPECT_TRUE(mentions(o.err, "error: ")) << o.err;
+    EXPECT_FALSE(mentions(o.err, "terminate")) << o.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "r.json"));
+}
+
+}  // namespace
