@@ -14,6 +14,7 @@
 // Memory is the peak growth of the resident set, which every allocator's pages count in.
 #include "common/loader_workload.h"
 #include "allocator/malloc_provider.h"
+#include "common/recipe.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/data/dataset.h"
@@ -179,5 +180,32 @@ class Allocator final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(Allocator);
+
+namespace {
+// An allocator is chosen when a process starts: a recipe holding one runs every trial in a fresh
+// process with the library preloaded, and the trial checks, as the suite's own arm does, that it
+// really serves malloc (else the arm is skipped with the reason).
+Ingredient preloaded(const AllocatorLibrary& lib) {
+  const std::string arm = lib.arm;
+  return {.tip = "allocator",
+          .arm = arm,
+          .alone_case = {{"workload", "training"}},
+          .python = {.comments = {fmt::format("start Python with LD_PRELOAD set to {} (Debian: {}): a process "
+                                              "chooses its allocator when it starts, so no line of the script can",
+                                              lib.files.front(), lib.debian_package)}},
+          .environment = [arm](const SuiteContext&) -> std::map<std::string, std::string> {
+            return {{"LD_PRELOAD", find_library(*library_of(arm)).value_or("")}};
+          },
+          .apply = [arm](const SuiteContext&, TrainingSpec&) -> Restore {
+            check_provider(arm);
+            return {};
+          }};
+}
+
+[[maybe_unused]] const bool kAllocatorIngredients = [] {
+  for (const auto& lib : allocator_libraries()) register_ingredient(preloaded(lib));
+  return true;
+}();
+}  // namespace
 
 }  // namespace tipbench::suites

@@ -5,6 +5,7 @@
 // LibTorch's default (the baseline; a count equal to it is not repeated). --quick: 1 and the
 // core count only. The suite's note names the fastest count. CPU only: on a GPU the step's work
 // is not on these threads. The count is process-wide: the workload puts the default back.
+#include "common/recipe.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/data/system.h"
@@ -99,5 +100,27 @@ class CpuThreads final : public Suite {
 };
 
 TIPBENCH_REGISTER_SUITE(CpuThreads);
+
+namespace {
+// One ingredient per thread count the full plan of this machine has (1, 2, 4, ... the cores): the
+// arm names depend on the cores, so the declarations do too. The count is process-wide: put back.
+Ingredient threads(int count) {
+  return {.tip = "cpu_threads",
+          .arm = fmt::format("t{}", count),
+          .python = {.setup = {fmt::format("torch.set_num_threads({})", count)}},
+          .apply = [count](const SuiteContext&, TrainingSpec&) -> Restore {
+            const int before = at::get_num_threads();
+            at::set_num_threads(count);
+            return [before] { at::set_num_threads(before); };
+          }};
+}
+
+[[maybe_unused]] const bool kThreadIngredients = [] {
+  for (int count : thread_counts(data::available_cores(), /*quick=*/false, /*skip=*/0)) {
+    register_ingredient(threads(count));
+  }
+  return true;
+}();
+}  // namespace
 
 }  // namespace tipbench::suites

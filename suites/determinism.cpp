@@ -79,7 +79,10 @@ TIPBENCH_REGISTER_INGREDIENT(
      .python = {.setup = {"os.environ.setdefault(\"CUBLAS_WORKSPACE_CONFIG\", \":4096:8\")",
                           "torch.use_deterministic_algorithms(True)", "torch.backends.cudnn.deterministic = True",
                           "torch.backends.cudnn.benchmark = False"}},
-     .environment = {{kCublasWorkspaceVariable, kCublasWorkspaceDeterministic}},
+     .environment = [](const SuiteContext& context) -> std::map<std::string, std::string> {
+       if (!context.device.is_cuda()) return {};
+       return {{kCublasWorkspaceVariable, kCublasWorkspaceDeterministic}};
+     },
      .apply = [](const SuiteContext&, TrainingSpec&) -> Restore {
        const Determinism before = current_determinism();
        apply(Determinism::deterministic());

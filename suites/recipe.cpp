@@ -90,8 +90,11 @@ class Recipe final : public Suite {
     if (level(c.params, "recipe") == kNoRecipe) {
       return "no recipe: name the tips with --recipe TIP:ARM,... or let `tipbench advise` choose them";
     }
+    // Whether a tip runs here is its suite's answer for its full plan (--quick leaves arms out).
+    SuiteContext full = context;
+    full.quick = false;
     for (const auto* ingredient : parse_recipe(level(c.params, "recipe"))) {
-      if (auto why = alone_arm(*ingredient, context, level(c.params, "model")).unavailable) {
+      if (auto why = alone_arm(*ingredient, full, level(c.params, "model")).unavailable) {
         return ingredient->key() + " cannot run here: " + *why;
       }
     }
@@ -99,15 +102,15 @@ class Recipe final : public Suite {
   }
   Isolation isolation(const SuiteContext& context) const override {
     const auto recipe = recipe_of(context);
-    const bool fresh = std::any_of(recipe.begin(), recipe.end(),
-                                   [](const Ingredient* i) { return i->sticky || !i->environment.empty(); });
+    const bool fresh = std::any_of(recipe.begin(), recipe.end(), [&](const Ingredient* i) {
+      return i->sticky || !environment_of(*i, context).empty();
+    });
     return fresh ? Isolation::fresh_process : Isolation::in_process;
   }
-  std::map<std::string, std::string> trial_environment(const SuiteContext&, const CaseSpec& c,
+  std::map<std::string, std::string> trial_environment(const SuiteContext& context, const CaseSpec& c,
                                                        const ArmSpec& arm) const override {
     std::map<std::string, std::string> out;
-    for (const auto* ingredient : applied_by(c, arm))
-      out.insert(ingredient->environment.begin(), ingredient->environment.end());
+    for (const auto* ingredient : applied_by(c, arm)) out.merge(environment_of(*ingredient, context));
     return out;
   }
   void prepare_run(const SuiteContext& context) const override {

@@ -57,7 +57,8 @@ void print_ingredients() {
                i.changes.empty() ? "" : fmt::format("  (changes {})", fmt::join(i.changes, ", ")));
     if (!i.alone_case.empty()) fmt::print("    measured alone on: {}\n", join_levels(i.alone_case));
     if (!i.in_training_step()) fmt::print("    not in the recipe's step: {}\n", i.outside_recipe);
-    if (i.sticky || !i.environment.empty()) fmt::print("    the recipe's trials run in fresh processes\n");
+    if (i.sticky) fmt::print("    a recipe holding it runs every trial in a fresh process\n");
+    if (i.environment) fmt::print("    sets environment variables at a trial's start (a fresh process)\n");
     for (const auto& e : i.excludes) fmt::print("    cannot go with {}: {}\n", e.tip, e.reason);
   }
 }

@@ -52,6 +52,10 @@ std::optional<std::string> exclusion_between(const Ingredient& a, const Ingredie
   return std::nullopt;
 }
 
+std::map<std::string, std::string> environment_of(const Ingredient& ingredient, const SuiteContext& context) {
+  return ingredient.environment ? ingredient.environment(context) : std::map<std::string, std::string>{};
+}
+
 std::vector<const Ingredient*> parse_recipe(const std::string& text) {
   std::vector<const Ingredient*> out;
   std::string normal = text;

@@ -63,8 +63,9 @@ struct Ingredient {
   // A process-wide setting that nothing undoes (cuDNN's autotuner cache): a recipe holding it runs
   // every trial in a fresh process.
   bool sticky = false;
-  // Environment variables a fresh-process trial with this ingredient starts with.
-  std::map<std::string, std::string> environment;
+  // Environment variables a trial with this ingredient starts with (an allocator's LD_PRELOAD); a
+  // recipe that needs any runs every trial in a fresh process. Null, or empty: none.
+  std::function<std::map<std::string, std::string>(const SuiteContext&)> environment;
   // Changes the recipe's spec; null for a tip the recipe does not measure (outside_recipe says
   // why): ranked and given its Python lines all the same.
   std::function<Restore(const SuiteContext&, TrainingSpec&)> apply;
@@ -82,6 +83,8 @@ const Ingredient* find_ingredient(const std::string& key);
 // Why a and b cannot go together (either one's declaration, or two arms of one tip); nullopt when
 // they can.
 std::optional<std::string> exclusion_between(const Ingredient& a, const Ingredient& b);
+// The variables of the ingredient's environment for this context (empty when it declares none).
+std::map<std::string, std::string> environment_of(const Ingredient& ingredient, const SuiteContext& context);
 // The ingredients of "TIP:ARM,TIP:ARM" (or "+" between them, and "." for ":", as the recipe's case
 // level writes them), in that order; throws InputError for an unknown or repeated one or two that
 // cannot go together, naming it and the reason.

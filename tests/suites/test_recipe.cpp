@@ -10,6 +10,7 @@
 #include "tipbench/result.h"
 
 #include <ATen/Context.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -45,6 +46,8 @@ std::string recipe_parse_error(const std::string& recipe) {
 TEST(RecipeIngredients, EachNamesACaseItsOwnSuitePlansAlone) {
   ASSERT_GE(all_ingredients().size(), 10u);
   for (const auto& ingredient : all_ingredients()) {
+    // LibTorch's default thread count is cpu_threads' baseline, not an arm of its own.
+    if (ingredient.tip == "cpu_threads" && ingredient.arm == "t" + std::to_string(at::get_num_threads())) continue;
     const auto alone = tipbench::suites::alone_arm(ingredient, cpu_context(false), "small_cnn");
     ASSERT_TRUE(alone.c) << ingredient.key() << ": " << alone.unavailable.value_or("");
     EXPECT_EQ(alone.arm->name, ingredient.arm);
@@ -115,7 +118,11 @@ TEST(RecipeSuite, StickyOrEnvironmentIngredientsRunInFreshProcesses) {
   const auto& s = suite_named("recipe");
   const auto cudnn = recipe_context("cudnn_benchmark:on,amp:bf16");
   EXPECT_EQ(s.isolation(cudnn), tipbench::Isolation::fresh_process);
-  const auto det = recipe_context("determinism:deterministic,channels_last:nhwc");
+  // cuBLAS's workspace setting is read once per process, on CUDA only (planned here, not run).
+  EXPECT_EQ(s.isolation(recipe_context("determinism:deterministic,channels_last:nhwc")),
+            tipbench::Isolation::in_process);
+  auto det = tipbench::testing::cuda_context();
+  det.options["recipe"] = "determinism:deterministic,channels_last:nhwc";
   EXPECT_EQ(s.isolation(det), tipbench::Isolation::fresh_process);
   const auto c = s.cases(det)[0];
   EXPECT_EQ(s.trial_environment(det, c, c.arms[1]).count("CUBLAS_WORKSPACE_CONFIG"), 1u);  // recipe
@@ -123,26 +130,41 @@ TEST(RecipeSuite, StickyOrEnvironmentIngredientsRunInFreshProcesses) {
   EXPECT_TRUE(s.trial_environment(det, c, c.arms[2]).empty());                             // without determinism
 }
 
+TEST(RecipeSuite, AnAllocatorIsPreloadedIntoFreshProcessesForTheArmsThatHoldIt) {
+  const auto& s = suite_named("recipe");
+  const auto context = recipe_context("allocator:jemalloc,channels_last:nhwc");
+  EXPECT_EQ(s.isolation(context), tipbench::Isolation::fresh_process);
+  const auto c = s.cases(context)[0];
+  EXPECT_EQ(s.trial_environment(context, c, c.arms[1]).count("LD_PRELOAD"), 1u);  // recipe
+  EXPECT_TRUE(s.trial_environment(context, c, c.arms[0]).empty());                // default
+  EXPECT_TRUE(s.trial_environment(context, c, c.arms[2]).empty());                // without_allocator
+  // Here, without the preload, the trial refuses the arm as the allocator suite's own does.
+  EXPECT_THROW(s.prepare(context, c, c.arms[1], {}), tipbench::ArmUnavailable);
+}
+
 TEST(RecipeSuite, ATrialTrainsAndPutsEveryKnobBack) {
   const auto& s = suite_named("recipe");
-  const auto context = recipe_context("tf32:tf32,determinism:deterministic,optimizer:foreach");
+  const auto context = recipe_context("tf32:tf32,determinism:deterministic,optimizer:foreach,cpu_threads:t1");
   const auto c = s.cases(context)[0];
   auto& ctx = at::globalContext();
   const auto matmul_before = ctx.float32MatmulPrecision();
   const bool deterministic_before = ctx.deterministicAlgorithms();
+  const int threads_before = at::get_num_threads();
   {
     auto workload = s.prepare(context, c, c.arms[1], {});
     EXPECT_EQ(ctx.float32MatmulPrecision(), at::Float32MatmulPrecision::HIGH);
     EXPECT_TRUE(ctx.deterministicAlgorithms());
+    EXPECT_EQ(at::get_num_threads(), 1);
     workload->step();
     const auto applied = workload->info().at("ingredients");
-    EXPECT_EQ(applied.size(), 3u) << applied.dump();
+    EXPECT_EQ(applied.size(), 4u) << applied.dump();
   }
   EXPECT_EQ(ctx.float32MatmulPrecision(), matmul_before);
   EXPECT_EQ(ctx.deterministicAlgorithms(), deterministic_before);
+  EXPECT_EQ(at::get_num_threads(), threads_before);
   auto without = s.prepare(context, c, c.arms[2], {});  // without_tf32
   EXPECT_EQ(ctx.float32MatmulPrecision(), matmul_before);
-  EXPECT_EQ(without->info().at("ingredients").size(), 2u);
+  EXPECT_EQ(without->info().at("ingredients").size(), 3u);
 }
 
 // Each tip's lines alone, and every tip that can go with the others at once, as one script each,
