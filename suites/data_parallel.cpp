@@ -143,9 +143,9 @@ class DataParallel final : public Suite {
               : fmt::format("{:.2f} (ratio of medians; too few blocks for an interval)",
                             a->throughput_samples_per_s.median / single->throughput_samples_per_s.median / n);
         out.push_back(
-            fmt::format("{} {}: scaling efficiency {} over {} rank(s); exposed communication {:.1f}% of the step on "
-                        "rank 0 (worst rank {:.1f}%)",
-                        c.name, arm, efficiency, n, 100 * metric_median(*a, "comm_share"),
+            fmt::format("{} {}: scaling efficiency {} over {} rank(s) on {} node(s); exposed communication {:.1f}% of "
+                        "the step on rank 0 (worst rank {:.1f}%)",
+                        c.name, arm, efficiency, n, a->info.value("nodes", 1), 100 * metric_median(*a, "comm_share"),
                         100 * metric_median(*a, "comm_share_max")));
       }
       const auto* with = find_arm(c, "ddp");

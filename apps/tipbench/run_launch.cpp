@@ -6,6 +6,7 @@
 #include "tipbench/run_context.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <torch/cuda.h>
 
 #include <chrono>
@@ -50,8 +51,24 @@ int launch_local_ranks(const std::vector<std::string>& argv, int nproc) {
   return distributed::launch_local_ranks({.executable = self_executable_path(), .argv = argv, .nproc = nproc});
 }
 
+// What every rank must agree on: the suites, what they train and how, and the measurement. Not
+// --out (only rank 0 writes) nor the model file's path (nodes may hold their own copies).
+nlohmann::json run_identity(const RunPlan& plan) {
+  std::vector<std::string> suites;
+  for (const auto* s : plan.suites) suites.push_back(s->name());
+  return {{"suites", suites},
+          {"device", plan.context.device.type() == c10::kCUDA ? "cuda" : plan.context.device.str()},
+          {"models", plan.context.models},
+          {"batch", plan.context.batch_size},
+          {"seed", plan.context.seed},
+          {"quick", plan.context.quick},
+          {"options", plan.context.options},
+          {"settings", plan.settings}};
+}
+
 std::optional<int> join_as_rank(const distributed::RankEnv& env, const RunPlan& plan, int rendezvous_timeout_s) {
-  return distributed::join_distributed_run(env, plan.suites, plan.context, std::chrono::seconds(rendezvous_timeout_s));
+  return distributed::join_distributed_run(env, plan.suites, plan.context, std::chrono::seconds(rendezvous_timeout_s),
+                                           run_identity(plan));
 }
 
 void end_distributed_run() { distributed::end_distributed_run(); }

@@ -14,10 +14,24 @@
 
 namespace tipbench::distributed {
 
-// Gloo over TCP. The transport binds to loopback when the store is on this host (127.x or
-// localhost), to GLOO_SOCKET_IFNAME when set, else to the address this host's name resolves to.
+// Where Gloo's TCP transport binds, and why, for the result: GLOO_SOCKET_IFNAME when set; loopback
+// when the store is on this host (127.x or localhost); else the local address the kernel routes
+// MASTER_ADDR from, so that a host name that does not resolve (or resolves to 127.0.1.1, as
+// Debian's /etc/hosts has it) cannot leave a multi-node run on loopback, which Gloo's own
+// default (createDefaultDevice: the host name's address, else loopback) would.
+struct GlooEndpoint {
+  std::string interface;  // bind to this interface, or
+  std::string address;    // to this address
+  std::string text;       // "interface eth0 (GLOO_SOCKET_IFNAME)", "10.0.0.2 (the route to MASTER_ADDR)"
+};
+GlooEndpoint gloo_endpoint(const std::string& master_addr, int master_port);
+
+// Gloo over TCP, bound where gloo_endpoint says.
 c10::intrusive_ptr<c10d::Backend> make_gloo_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                  int world_size, const std::string& master_addr);
+                                                  int world_size, const GlooEndpoint& endpoint);
+
+// NCCL's choice of transport for the result: NCCL_SOCKET_IFNAME / NCCL_IB_HCA when set.
+std::string nccl_transport_text();
 
 // NCCL on CUDA device `device_index` (made current first, as NCCL requires), each collective
 // bounded by `timeout`. Throws std::runtime_error when this build has no NCCL support.

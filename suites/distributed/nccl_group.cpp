@@ -3,7 +3,9 @@
 #include "distributed/groups.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #ifdef TIPBENCH_HAVE_NCCL
 #ifndef USE_C10D_NCCL
@@ -31,6 +33,16 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_group(const c10::intrusive_ptr<c10d:
   (void)store, (void)rank, (void)world_size, (void)device_index, (void)timeout;
   throw std::runtime_error("this tipbench build has no NCCL support (nccl.h was not found at configure time)");
 #endif
+}
+
+std::string nccl_transport_text() {
+  std::string out = "NCCL's own choice (InfiniBand when present, else a socket interface)";
+  for (const char* name : {"NCCL_SOCKET_IFNAME", "NCCL_IB_HCA"}) {
+    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') {
+      out += std::string("; ") + name + "=" + value;
+    }
+  }
+  return out;
 }
 
 }  // namespace tipbench::distributed

@@ -74,22 +74,17 @@ int serve(const Suite& suite, const SuiteContext& context) {
 }  // namespace
 
 std::optional<int> join_distributed_run(const RankEnv& env, const std::vector<const Suite*>& suites,
-                                        const SuiteContext& context, std::chrono::seconds rendezvous_timeout) {
+                                        const SuiteContext& context, std::chrono::seconds rendezvous_timeout,
+                                        const nlohmann::json& run) {
   if (suites.size() != 1 || suites[0]->name() != kDistributedSuite) {
     throw InputError(
         fmt::format("a distributed launch ({} ranks) runs only --suite {}", env.world_size, kDistributedSuite));
-  }
-  if (context.device.is_cuda() && env.local_rank >= static_cast<int>(torch::cuda::device_count())) {
-    throw InputError(
-        fmt::format("rank {} is local rank {} but only {} CUDA device(s) are visible: launch at "
-                    "most one rank per GPU",
-                    env.rank, env.local_rank, torch::cuda::device_count()));
   }
   if (!context.device.is_cuda()) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     torch::set_num_threads(std::max(1, cores / std::max(1, env.local_world_size)));
   }
-  Session& session = Session::start(env, context.device, rendezvous_timeout);
+  Session& session = Session::start(env, context.device, rendezvous_timeout, run);
   if (session.leader()) return std::nullopt;
   try {
     return serve(*suites[0], context);

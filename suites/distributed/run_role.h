@@ -9,6 +9,8 @@
 #include "distributed/rank_env.h"
 #include "tipbench/suite.h"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <optional>
 #include <vector>
@@ -20,11 +22,14 @@ inline constexpr const char* kDistributedSuite = "data_parallel";
 
 // Joins the run (store, process groups, watchdog) and, on a CPU, gives each local rank its
 // share of the cores (intra-op threads = cores / local ranks). A follower then serves the
-// leader until the run ends and returns its exit code; the leader gets nullopt.
-// Throws InputError for a selection other than the data_parallel suite, a port in use, or a store
-// or ranks that did not come within `rendezvous_timeout`.
+// leader until the run ends and returns its exit code; the leader gets nullopt. `run` is what
+// this rank was asked to run (suite, options, settings): every rank must agree with rank 0's.
+// Throws InputError (Session::start): a selection other than the data_parallel suite, a port in
+// use, a store or ranks that did not come within `rendezvous_timeout`, ranks that disagree on
+// `run`, and a layout that gives two ranks one GPU.
 std::optional<int> join_distributed_run(const RankEnv& env, const std::vector<const Suite*>& suites,
-                                        const SuiteContext& context, std::chrono::seconds rendezvous_timeout);
+                                        const SuiteContext& context, std::chrono::seconds rendezvous_timeout,
+                                        const nlohmann::json& run);
 
 // The leader's end of the run: releases the followers (idempotent; a no-op outside a run).
 void end_distributed_run();

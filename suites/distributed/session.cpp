@@ -11,6 +11,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,6 +22,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+
+#include <unistd.h>
 
 namespace tipbench::distributed {
 
@@ -99,6 +102,39 @@ std::string ranks_text(const std::vector<int>& ranks) {
   return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "));
 }
 
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("(unknown host)");
+}
+
+// The GPU's UUID as nvidia-smi prints it ("GPU-8-4-4-4-12" hex): the same physical GPU under
+// any CUDA_VISIBLE_DEVICES numbering. PyTorch's torch.cuda.get_device_properties(i).uuid.
+std::string gpu_uuid(c10::DeviceIndex index) {
+  const auto& bytes = at::cuda::getDeviceProperties(index)->uuid.bytes;
+  std::string hex;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) hex += '-';
+    hex += fmt::format("{:02x}", static_cast<unsigned char>(bytes[i]));
+  }
+  return "GPU-" + hex;
+}
+
+// Which of the missing ranks sit on which node, by the launcher's layout.
+std::string missing_ranks_text(const std::vector<int>& missing, const RankEnv& env) {
+  std::string out = ranks_text(missing);
+  std::vector<int> nodes;
+  for (int r : missing) {
+    const int node = node_of_rank(env.ranks_per_node, r);
+    if (node < 0) return out;
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+  }
+  if (env.node_count > 1) {
+    out += fmt::format(" (node{} {} of {} by the launcher's layout)", nodes.size() == 1 ? "" : "s",
+                       fmt::join(nodes, ", "), env.node_count);
+  }
+  return out;
+}
+
 }  // namespace
 
 void quiet_c10d_warnings() {
@@ -119,16 +155,20 @@ Session::~Session() {
   }
 }
 
-Session& Session::start(const RankEnv& env, const c10::Device& device, std::chrono::seconds rendezvous_timeout) {
+Session& Session::start(const RankEnv& env, const c10::Device& device, std::chrono::seconds rendezvous_timeout,
+                        const nlohmann::json& run) {
   std::lock_guard<std::mutex> lock(start_mutex());
   auto& session = the_session();
   if (session) throw std::logic_error("the distributed session is started twice");
-  c10::Device rank_device = device.is_cuda() ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank))
-                                             : c10::Device(c10::kCPU);
+  c10::Device rank_device = c10::Device(c10::kCPU);
+  if (device.is_cuda()) {
+    const int gpus = static_cast<int>(c10::cuda::device_count());
+    rank_device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(gpu_index_for(env, gpus)));
+  }
   initialize_device(rank_device);  // a follower's first allocator call must find CUDA initialised
   quiet_c10d_warnings();
   session.reset(new Session(env, rank_device));
-  session->connect(rendezvous_timeout);
+  session->connect(rendezvous_timeout, run);
   return *session;
 }
 
@@ -147,16 +187,24 @@ Session& Session::current_or_solo(const c10::Device& device) {
   session.reset(new Session(solo, solo_device));
   auto store = c10::make_intrusive<c10d::HashStore>();
   session->store_ = store;
-  session->control_ = make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store), 0, 1, "127.0.0.1");
+  const GlooEndpoint local = gloo_endpoint("127.0.0.1", 0);
+  session->control_ = make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store), 0, 1, local);
   const auto grads = c10::make_intrusive<c10d::PrefixStore>("grads", store);
   session->gradients_ = solo_device.is_cuda() ? make_nccl_group(grads, 0, 1, solo_device.index(), kCollectiveTimeout)
-                                              : make_gloo_group(grads, 0, 1, "127.0.0.1");
+                                              : make_gloo_group(grads, 0, 1, local);
+  session->transport_ = solo_device.is_cuda() ? "nccl: " + nccl_transport_text() : "gloo: " + local.text;
+  session->layout_ = layout_of({{.rank = 0, .node = 0, .host = host_name()}}, 1);
   session->make_gradient_group(grads);
   session->command_ = at::zeros({2}, at::kLong);
   return *session;
 }
 
-void Session::connect(std::chrono::seconds rendezvous_timeout) {
+void Session::connect(std::chrono::seconds rendezvous_timeout, const nlohmann::json& run) {
+  const RankPlace place{.rank = env_.rank,
+                        .node = env_.node_rank,
+                        .host = host_name(),
+                        .gpu = device_.is_cuda() ? gpu_uuid(device_.index()) : std::string(),
+                        .run = run};
   const bool host = !env_.store_hosted && env_.rank == 0;
   const auto deadline = std::chrono::steady_clock::now() + rendezvous_timeout;
   {
@@ -168,16 +216,18 @@ void Session::connect(std::chrono::seconds rendezvous_timeout) {
     }
     // The watchdog's own connection: a heartbeat never queues behind a blocked `get`.
     watchdog_store_ = connect_store(env_, false);
-    wait_for_every_rank(deadline, rendezvous_timeout);
+    wait_for_every_rank(deadline, rendezvous_timeout, place);
   }
-  control_ = make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store_), env_.rank, env_.world_size,
-                             env_.master_addr);
+  const GlooEndpoint endpoint = gloo_endpoint(env_.master_addr, env_.master_port);
+  control_ =
+      make_gloo_group(c10::make_intrusive<c10d::PrefixStore>("control", store_), env_.rank, env_.world_size, endpoint);
   // Followers wait on commands while the leader runs other arms: no collective timeout there.
   control_->setTimeout(std::chrono::hours(24 * 7));
   const auto grads = c10::make_intrusive<c10d::PrefixStore>("grads", store_);
   gradients_ = device_.is_cuda()
                    ? make_nccl_group(grads, env_.rank, env_.world_size, device_.index(), kCollectiveTimeout)
-                   : make_gloo_group(grads, env_.rank, env_.world_size, env_.master_addr);
+                   : make_gloo_group(grads, env_.rank, env_.world_size, endpoint);
+  transport_ = device_.is_cuda() ? "nccl: " + nccl_transport_text() : "gloo: " + endpoint.text;
   make_gradient_group(grads);
   command_ = at::zeros({2}, at::kLong);
   watchdog_store_->set(fmt::format("hb/{}", env_.rank), std::string("0 0"));
@@ -208,9 +258,10 @@ void Session::reach_store(std::chrono::steady_clock::time_point deadline, std::c
 
 // Every rank says it is here; all wait (one deadline with the store's) until all are, so the
 // process groups that follow find every peer at once, and a missing rank is named.
-void Session::wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout) {
+void Session::wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout,
+                                  const RankPlace& place) {
   auto key = [](int rank) { return fmt::format("rdzv/joined/{}", rank); };
-  store_->set(key(env_.rank), std::string("1"));
+  store_->set(key(env_.rank), to_json(place).dump());
   std::vector<std::string> keys;
   for (int r = 0; r < env_.world_size; ++r) keys.push_back(key(r));
   while (!store_->check(keys)) {
@@ -222,11 +273,36 @@ void Session::wait_for_every_rank(std::chrono::steady_clock::time_point deadline
       throw InputError(
           fmt::format("rank {}: waited {} s (--rendezvous-timeout) for {} of {} to join the rendezvous "
                       "at {}:{}; {} never came",
-                      env_.rank, timeout.count(), ranks_text(missing), env_.world_size, env_.master_addr,
+                      env_.rank, timeout.count(), missing_ranks_text(missing, env_), env_.world_size, env_.master_addr,
                       env_.master_port, missing.size() == 1 ? "it" : "they"));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  std::vector<RankPlace> places;
+  for (int r = 0; r < env_.world_size; ++r)
+    places.push_back(rank_place_from_json(nlohmann::json::parse(store_->get_to_str(key(r)))));
+  check_places(places);
+}
+
+// Every rank reaches the same verdict from the same places. On a problem, the rank hosting the
+// store waits (briefly) until the others have read them, so that each says the one line and
+// not "lost the rendezvous store".
+void Session::check_places(const std::vector<RankPlace>& places) {
+  std::optional<std::string> problem = run_disagreement(places);
+  if (!problem) problem = shared_gpu_problem(places);
+  layout_ = layout_of(places, env_.node_count);
+  if (!problem) return;
+  const std::string checked = fmt::format("rdzv/checked/{}", env_.rank);
+  store_->set(checked, std::string("1"));
+  if (!env_.store_hosted && env_.rank == 0) {
+    std::vector<std::string> keys;
+    for (int r = 0; r < env_.world_size; ++r) keys.push_back(fmt::format("rdzv/checked/{}", r));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!store_->check(keys) && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  throw InputError(fmt::format("rank {}: {}", env_.rank, *problem));
 }
 
 // What torch.distributed's _new_process_group_helper does with one backend: a ProcessGroup over

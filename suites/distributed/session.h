@@ -13,9 +13,12 @@
 // else names the rank that made the least progress.
 #pragma once
 
+#include "distributed/groups.h"
 #include "distributed/rank_env.h"
+#include "distributed/rank_places.h"
 
 #include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -51,10 +54,14 @@ class Session {
  public:
   // Joins the run `env` describes: connects to (or hosts) the store, waits for every rank, builds
   // the groups, starts the watchdog. The store and the other ranks get one wait of
-  // `rendezvous_timeout` in all (c10d's own messages quiet meanwhile). Throws InputError for a
-  // port in use, or naming what did not come in time (the store, or which ranks).
+  // `rendezvous_timeout` in all (c10d's own messages quiet meanwhile). At the rendezvous every
+  // rank tells the others its host, node, GPU and `run` (what it was asked to run). Throws
+  // InputError for a port in use, naming what did not come in time (the store, or which ranks
+  // on which nodes), for ranks whose `run` differs from rank 0's, for two ranks on one GPU and
+  // for more ranks on a node than it shows GPUs (NCCL needs one GPU per rank).
   static Session& start(const RankEnv& env, const c10::Device& device,
-                        std::chrono::seconds rendezvous_timeout = kDefaultRendezvousTimeout);
+                        std::chrono::seconds rendezvous_timeout = kDefaultRendezvousTimeout,
+                        const nlohmann::json& run = nlohmann::json::object());
   // The running session, else a world-size-1 one (an in-process store, no watchdog).
   static Session& current_or_solo(const c10::Device& device);
   static Session* current();
@@ -66,6 +73,10 @@ class Session {
   // This rank's device: cuda:LOCAL_RANK when the run is on CUDA, else the CPU.
   const c10::Device& device() const { return device_; }
   std::string backend_name() const { return gradients_->getBackendName(); }
+  // How the gradients travel: "gloo: 10.0.0.2 (this host's route to MASTER_ADDR ...)", "nccl: ...".
+  const std::string& transport() const { return transport_; }
+  // {"nodes", "ranks_per_node", "hosts"} as the ranks reported them at the rendezvous.
+  const nlohmann::json& layout() const { return layout_; }
 
   // The gradient backend (NCCL on CUDA, Gloo on the CPU) as the ProcessGroup that c10d::Reducer
   // and c10d's collectives take, registered for this rank's device type as
@@ -97,9 +108,11 @@ class Session {
 
  private:
   Session(RankEnv env, c10::Device device);
-  void connect(std::chrono::seconds rendezvous_timeout);
+  void connect(std::chrono::seconds rendezvous_timeout, const nlohmann::json& run);
   void reach_store(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout);
-  void wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout);
+  void wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout,
+                           const RankPlace& place);
+  void check_places(const std::vector<RankPlace>& places);
   void make_gradient_group(const c10::intrusive_ptr<c10d::Store>& store);
   void watch();
   [[noreturn]] void fail(const std::string& message);
@@ -111,6 +124,8 @@ class Session {
   c10::intrusive_ptr<c10d::Backend> control_, gradients_;
   c10::intrusive_ptr<c10d::ProcessGroup> gradient_group_;
   c10::intrusive_ptr<c10d::Work> last_command_;
+  std::string transport_;
+  nlohmann::json layout_;
   at::Tensor command_;
   std::int64_t seq_ = 0;
   std::atomic<std::int64_t> progress_{0};

@@ -31,7 +31,8 @@ bool mentions(const std::string& s, const std::string& part) { return s.find(par
 TEST(AdviseCli, QuickCpuAdviceRanksMeasuresTheRecipeAndWritesRunnableCode) {
   const auto dir = fresh_scratch_dir("advise_quick");
   const auto out = dir / "advice";
-  const auto o = advise_cmd(dir, {"advise", "--quick", "--model", "small_cnn", "--out", out.string()});
+  // 3 blocks, not --quick's 6: the flow is what is tested, and CI's time is short.
+  const auto o = advise_cmd(dir, {"advise", "--quick", "--blocks", "3", "--model", "small_cnn", "--out", out.string()});
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_TRUE(mentions(o.out, "## The tips, ranked")) << o.out;
   const auto advice = nlohmann::json::parse(read_bytes(out / "advice.json"));

@@ -6,6 +6,7 @@
 #include "tipbench/result.h"
 
 #include "child_process.h"
+#include "launch_support.h"
 #include "running_child.h"
 #include "scratch_dir.h"
 #include "test_paths.h"
@@ -25,9 +26,6 @@
 #include <thread>
 #include <vector>
 
-#ifndef TIPBENCH_BINARY
-#error "TIPBENCH_BINARY must name the tipbench executable (tests/distributed/CMakeLists.txt)"
-#endif
 #ifndef TIPBENCH_TORCHRUN
 #error "TIPBENCH_TORCHRUN must name torchrun (tests/distributed/CMakeLists.txt)"
 #endif
@@ -38,68 +36,10 @@ namespace fs = std::filesystem;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::read_bytes;
 using tipbench::testing::write_bytes;
-
-struct Outcome {
-  int code = -1;
-  double seconds = 0;
-  std::string err;
-};
-
-// Runs `args` with extra environment variables; stdout and stderr go to files in `dir`.
-Outcome run(std::vector<std::string> args, const fs::path& dir, const std::map<std::string, std::string>& extra = {}) {
-  const auto child = tipbench::testing::run_child(args, dir / "stdout.txt", dir / "stderr.txt", extra);
-  return {.code = child.code, .seconds = child.seconds, .err = child.err};
-}
-
-std::vector<std::string> quick_run(const fs::path& out) {
-  return {TIPBENCH_BINARY, "run",  "--suite", "data_parallel", "--quick", "--blocks", "3",
-          "--bucket-mb",   "0.25", "--out",   out.string()};
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// Checks a 2-rank result: the ddp arms ran with both ranks and carry rank 1's measurements.
-void expect_two_rank_result(const fs::path& path, const std::string& launcher) {
-  const auto result = tipbench::read_result(path.string());
-  ASSERT_EQ(result.suites.size(), 1u);
-  const auto& suite = result.suites[0];
-  ASSERT_EQ(suite.cases.size(), 1u);
-  const auto& c = suite.cases[0];
-  EXPECT_EQ(tipbench::level(c.params, "ranks"), "2");
-  for (const auto& arm : c.arms) {
-    SCOPED_TRACE(arm.arm);
-    if (arm.arm == "dp") {
-      EXPECT_EQ(arm.status, tipbench::ArmStatus::skipped);
-      EXPECT_TRUE(contains(arm.reason, "GPU")) << arm.reason;
-      continue;
-    }
-    ASSERT_EQ(arm.status, tipbench::ArmStatus::ok) << arm.reason;
-    EXPECT_EQ(arm.trials.size(), 3u);
-    if (arm.arm == "single") continue;
-    EXPECT_EQ(arm.info.value("world_size", 0), 2);
-    EXPECT_EQ(arm.info.value("backend", ""), "gloo");
-    EXPECT_EQ(arm.info.value("launcher", ""), launcher);
-    EXPECT_EQ(arm.info.value("ddp", ""), "c10d::Reducer");
-    // 0.25 MB buckets: several, rebuilt from the first backward; without overlap, one.
-    if (arm.arm == "ddp") {
-      EXPECT_GT(arm.info.value("buckets", 0), 1);
-    } else {
-      EXPECT_EQ(arm.info.value("buckets", 0), 1);
-    }
-    EXPECT_EQ(arm.trials[0].samples_per_step, 2 * std::stoll(tipbench::level(c.params, "batch")));
-    for (const auto* key : {"rank0_step_ms", "rank1_step_ms", "rank1_comm_share", "rank1_peak_memory_mb", "comm_share",
-                            "comm_share_max"}) {
-      ASSERT_TRUE(arm.metrics.count(key)) << key;
-    }
-    EXPECT_GT(arm.metrics.at("rank1_step_ms").median, 0);
-    EXPECT_GT(arm.metrics.at("rank1_peak_memory_mb").median, 0);
-    EXPECT_GE(arm.metrics.at("comm_share").median, 0);
-    EXPECT_LE(arm.metrics.at("comm_share_max").median, 1);
-  }
-  bool efficiency_note = false;
-  for (const auto& n : suite.notes) efficiency_note = efficiency_note || contains(n, "scaling efficiency");
-  EXPECT_TRUE(efficiency_note);
-}
+using tipbench::testing::launch::contains;
+using tipbench::testing::launch::quick_run;
+using tipbench::testing::launch::run;
+using tipbench::testing::launch::unused_port;
 
 TEST(DataParallelLaunch, NprocTwoGathersRankOneIntoRankZerosResult) {
   const auto dir = fresh_scratch_dir("dp_nproc");
@@ -111,7 +51,7 @@ TEST(DataParallelLaunch, NprocTwoGathersRankOneIntoRankZerosResult) {
       }(),
       dir);
   ASSERT_EQ(o.code, 0) << o.err;
-  expect_two_rank_result(dir / "r.json", "tipbench");
+  tipbench::testing::launch::expect_two_rank_result(dir / "r.json", "tipbench");
   tipbench::testing::remove_tree(dir);
 }
 
@@ -123,7 +63,7 @@ TEST(DataParallelLaunch, TorchrunLaunchesTheSameBinary) {
   args.insert(args.begin(), {TIPBENCH_TORCHRUN, "--standalone", "--no-python", "--nproc-per-node", "2"});
   const auto o = run(args, dir, {{"OMP_NUM_THREADS", "1"}});
   ASSERT_EQ(o.code, 0) << o.err;
-  expect_two_rank_result(dir / "r.json", "torchrun");
+  tipbench::testing::launch::expect_two_rank_result(dir / "r.json", "torchrun");
   tipbench::testing::remove_tree(dir);
 }
 
@@ -212,20 +152,6 @@ TEST(DataParallelFaults, ARendezvousPortInUseIsAClearError) {
   EXPECT_TRUE(contains(o.err, port)) << o.err;
   EXPECT_FALSE(fs::exists(dir / "r.json"));
   tipbench::testing::remove_tree(dir);
-}
-
-// A port nothing listens on (the kernel picked it, then it was closed).
-std::string unused_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return std::to_string(ntohs(addr.sin_port));
 }
 
 // A rank whose peers never come waits once (--rendezvous-timeout), then says in one line what it

@@ -8,7 +8,7 @@ check=$(dirname "$python")/check-jsonschema
 [[ -x $check ]] || { echo "FAIL: $check missing (scripts/bootstrap.sh --test installs requirements-test.txt)"; exit 1; }
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 workflows=("$src"/ci/github/*.yml)
-((${#workflows[@]} >= 2)) || { echo "FAIL: expected the gate and nightly workflows, found ${workflows[*]}"; exit 1; }
+((${#workflows[@]} >= 3)) || { echo "FAIL: expected the gate, nightly and fleet workflows, found ${workflows[*]}"; exit 1; }
 "$check" --builtin-schema vendor.github-workflows "${workflows[@]}" || { echo "FAIL: a workflow breaks the schema"; exit 1; }
 # A step with neither `run` nor `uses` is refused: the check is not a no-op.
 sed 's/^      - name: Build$/      - name: Build\n        shell: bash/; /^        run: make build$/d' "$src/ci/github/tipbench-nightly.yml" >"$tmp/broken.yml"
