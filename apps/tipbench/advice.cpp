@@ -120,18 +120,33 @@ nlohmann::json comparison_json(const std::optional<Comparison>& c) {
           {"noisy", c->noisy}};
 }
 
-// The lines of the script that a tip contributed (each ends with its `# tip:arm` mark).
+// The tips a script line is marked with: "code  # amp:bf16, tf32" -> {"amp:bf16", "tf32"}
+// (recipe_script.cpp writes the marks so); none for a line without a trailing mark.
+std::vector<std::string> marks_of_line(const std::string& line) {
+  const std::string lead = "  # ";
+  const auto at = line.rfind(lead);
+  if (at == std::string::npos) return {};
+  std::vector<std::string> marks;
+  std::istringstream list(line.substr(at + lead.size()));
+  std::string mark;
+  while (std::getline(list, mark, ',')) {
+    const auto first = mark.find_first_not_of(' ');
+    if (first != std::string::npos) marks.push_back(mark.substr(first));
+  }
+  return marks;
+}
+
+// The lines of the script that a tip of the recipe contributed: whole marks, so that
+// cpu_threads:t1 never claims a line of cpu_threads:t16.
 std::string marked_lines(const std::string& script, const std::vector<const suites::Ingredient*>& recipe) {
   std::istringstream in(script);
   std::string line, out;
   while (std::getline(in, line)) {
-    for (const auto* ingredient : recipe) {
-      const std::string mark = ingredient->key();
-      if (line.size() >= mark.size() && line.find(mark) != std::string::npos) {
-        out += line + "\n";
-        break;
-      }
-    }
+    const auto marks = marks_of_line(line);
+    const bool ours = std::any_of(recipe.begin(), recipe.end(), [&](const suites::Ingredient* ingredient) {
+      return std::find(marks.begin(), marks.end(), ingredient->key()) != marks.end();
+    });
+    if (ours) out += line + "\n";
   }
   return out;
 }

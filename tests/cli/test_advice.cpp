@@ -114,12 +114,20 @@ TEST(Advice, TheRecipesRatioSitsBesideTheProductOfTheSingles) {
   EXPECT_DOUBLE_EQ(*outcome.product_of_singles, 1.80 * 1.30);
   ASSERT_EQ(outcome.worth.size(), 2u);  // the arms have no trials: no leave-one-out ratio
   EXPECT_FALSE(outcome.worth[0]);
-  const std::string md =
-      tipbench::cli::advice_markdown(advice, outcome, {.command = "tipbench advise"},
-                                     "    with torch.autocast(device.type, dtype=torch.bfloat16):  # amp:bf16\n");
+  // The code shows the recipe's lines by whole mark: a mark that merely starts like one of the
+  // recipe's (as cpu_threads:t1 and cpu_threads:t16 do) is another tip's line.
+  const std::string md = tipbench::cli::advice_markdown(
+      advice, outcome, {.command = "tipbench advise"},
+      "# amp:bf16: a caveat in the header\n"
+      "    with torch.autocast(device.type, dtype=torch.bfloat16):  # amp:bf16\n"
+      "    other_tips_line()  # amp:bf16x\n"
+      "model = model.to(memory_format=torch.channels_last)  # tf32, channels_last:nhwc\n");
   EXPECT_NE(md.find("x2.000 [1.940, 2.060]"), std::string::npos) << md;
   EXPECT_NE(md.find("x2.340, outside the recipe's interval"), std::string::npos) << md;
-  EXPECT_NE(md.find("# amp:bf16"), std::string::npos) << md;
+  EXPECT_NE(md.find("torch.bfloat16):  # amp:bf16\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("# tf32, channels_last:nhwc"), std::string::npos) << md;
+  EXPECT_EQ(md.find("other_tips_line"), std::string::npos) << md;
+  EXPECT_EQ(md.find("a caveat in the header"), std::string::npos) << md;
   const auto json = tipbench::cli::advice_json(advice, outcome, "");
   EXPECT_EQ(json.at("recipe").at("tips").size(), 2u);
   EXPECT_EQ(json.at("ranked").size(), tipbench::suites::all_ingredients().size());
