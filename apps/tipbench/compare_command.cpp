@@ -8,6 +8,7 @@
 #include "tipbench/atomic_file.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/partial_run.h"
 #include "tipbench/reports/comparison_report.h"
 
 #include <fmt/format.h>
@@ -62,7 +63,7 @@ nlohmann::json to_json(const std::vector<reports::NamedRun>& runs, const std::ve
 int run_compare(const CompareFlags& f) {
   std::vector<reports::NamedRun> runs;
   try {
-    for (const auto& path : f.files) runs.push_back({label_of(path), read_result(path)});
+    for (const auto& path : f.files) runs.push_back({label_of(path), read_result_or_partial(path)});
   } catch (const InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;

@@ -8,6 +8,7 @@
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/gate/baseline_store.h"
+#include "tipbench/partial_run.h"
 #include "tipbench/reports/comparison_report.h"
 #include "tipbench/reports/gbench.h"
 #include "tipbench/reports/html_report.h"
@@ -92,11 +93,11 @@ int run_report(const ReportFlags& f) {
   reports::HtmlOptions options{.title = f.title, .practical_threshold = f.threshold_pct / 100, .paired = f.paired};
   try {
     if (!f.baseline.empty()) {
-      runs.push_back({"baseline " + label_of(f.baseline), read_result(f.baseline)});
+      runs.push_back({"baseline " + label_of(f.baseline), read_result_or_partial(f.baseline)});
       options.primary = 1;
     }
     std::vector<reports::NamedRun> files;
-    for (const auto& path : f.files) files.push_back({label_of(path), read_result(path)});
+    for (const auto& path : f.files) files.push_back({label_of(path), read_result_or_partial(path)});
     if (f.one_machine) {
       runs.push_back(reports::merge_runs_of_one_machine(files));
     } else {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -14,7 +15,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr const char* kMarker = "tipbench_partial_run";
+constexpr const char* kMarker = kPartialRunMarker;
 
 }  // namespace
 
@@ -34,16 +35,24 @@ void write_partial_run(const PartialRun& partial, const std::string& path) {
   write_file_atomically(path, checked_dump(j, 1, path) + "\n");
 }
 
-PartialRun read_partial_run(const std::string& path) {
+namespace {
+
+ojson parse_json_file(const std::string& path, const char* what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: a folder, not a {} file", path, what));
   std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the partial run file");
-  ojson j;
+  if (!in) throw InputError(fmt::format("{}: cannot open the {} file", path, what));
   try {
-    j = ojson::parse(in);
+    return ojson::parse(in);
   } catch (const std::exception& e) {
     throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", path, e.what()));
   }
-  if (!j.is_object() || !j.contains(kMarker)) {
+}
+
+bool is_partial_run(const ojson& j) { return j.is_object() && j.contains(kMarker); }
+
+PartialRun partial_from_document(const ojson& j, const std::string& path) {
+  if (!is_partial_run(j)) {
     throw InputError(
         fmt::format("{}: not a partial run file (those end in .partial and are kept beside an "
                     "interrupted run's --out)",
@@ -63,6 +72,23 @@ PartialRun read_partial_run(const std::string& path) {
   if (!j.contains("result")) throw InputError(path + ": a damaged partial run file: no result");
   p.result = parse_result(j.at("result"), path);
   return p;
+}
+
+}  // namespace
+
+PartialRun read_partial_run(const std::string& path) {
+  return partial_from_document(parse_json_file(path, "partial run"), path);
+}
+
+Result read_result_or_partial(const std::string& path) {
+  const ojson j = parse_json_file(path, "result");
+  if (!is_partial_run(j)) return parse_result(j, path);
+  Result finished = partial_from_document(j, path).result;
+  finished.context.warnings.push_back(
+      fmt::format("{} is a partial run: the {} case(s) an interrupted run finished, not the cases it did not "
+                  "reach (finish it with: tipbench run --resume {})",
+                  path, count_cases(finished), path));
+  return finished;
 }
 
 }  // namespace tipbench

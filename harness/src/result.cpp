@@ -2,6 +2,7 @@
 
 #include "tipbench/atomic_file.h"
 #include "tipbench/json_number.h"
+#include "tipbench/partial_run.h"
 
 #include <fmt/format.h>
 
@@ -271,6 +272,12 @@ RunContext context_from_json(const ojson& j) {
 }
 
 void check_schema_version(const ojson& document, const std::string& origin) {
+  if (document.is_object() && document.contains(kPartialRunMarker)) {
+    throw InputError(
+        fmt::format("{}: a partial run file (an interrupted run's finished cases), not a result: finish "
+                    "it with tipbench run --resume {}; compare and report read it as it is",
+                    origin, origin));
+  }
   if (!document.is_object() || !document.contains("schema_version") || !document.at("schema_version").is_string()) {
     throw InputError(origin + ": not a tipbench result (no \"schema_version\")");
   }

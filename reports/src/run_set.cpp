@@ -47,6 +47,15 @@ NamedRun merge_runs_of_one_machine(const std::vector<NamedRun>& runs) {
       }
       merged.result.suites.push_back(s);
     }
+    // Only the first context is kept: what the others' contexts say that it does not goes to the
+    // warnings, by label (a partial run, a resumed one, another build of the campaign).
+    auto& warnings = merged.result.context.warnings;
+    const auto& git = run.result.context.git;
+    if (git.sha != merged.result.context.git.sha || git.dirty != merged.result.context.git.dirty) {
+      warnings.push_back(fmt::format("{}: measured by another build, git {}{}", run.label, git.sha.substr(0, 12),
+                                     git.dirty ? " (dirty)" : ""));
+    }
+    for (const auto& w : run.result.context.warnings) warnings.push_back(fmt::format("{}: {}", run.label, w));
     merged.label += " + " + run.label;
   }
   return merged;

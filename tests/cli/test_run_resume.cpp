@@ -90,6 +90,37 @@ void expect_resumed_result(const fs::path& dir, const tipbench::PartialRun& kept
   EXPECT_TRUE(warned);
 }
 
+// Before it is finished, what the run kept can be read: compare and report show its finished case
+// (report with a warning that it is partial); a baseline, a whole run by definition, refuses it.
+// The partial file is left as it was.
+void expect_partial_shown_not_stored(const fs::path& dir, const fs::path& logs) {
+  const auto partial = (dir / "r.json.partial").string();
+  const std::string before = read_bytes(partial);
+  auto o = tipbench::testing::run_child({TIPBENCH_BINARY, "compare", partial, partial, "--format", "markdown"},
+                                        logs / "compare.out", logs / "compare.err");
+  EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  EXPECT_TRUE(has(o.out, "zero_grad/model:small_cnn")) << o.out;
+  EXPECT_FALSE(has(o.out, "conv_bias")) << "the case it did not reach is not invented\n" << o.out;
+
+  const auto report = logs / "report";
+  o = tipbench::testing::run_child({TIPBENCH_BINARY, "report", partial, "--out", report.string()}, logs / "report.out",
+                                   logs / "report.err");
+  EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  EXPECT_TRUE(has(read_bytes(report / "report.html"), "is a partial run: the 1 case(s)"));
+
+  o = tipbench::testing::run_child(
+      {TIPBENCH_BINARY, "baseline", "--dir", (logs / "baselines").string(), "save", partial}, logs / "save.out",
+      logs / "save.err");
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+  EXPECT_TRUE(has(o.err, "tipbench run --resume " + partial)) << o.err;
+  if (fs::exists(logs / "baselines")) {
+    for (const auto& e : fs::recursive_directory_iterator(logs / "baselines")) {
+      EXPECT_FALSE(e.is_regular_file()) << "stored: " << e.path();
+    }
+  }
+  EXPECT_EQ(read_bytes(partial), before);
+}
+
 TEST(RunResume, SigintKeepsTheFinishedCaseAndResumeFinishesTheRun) {
   const auto dir = fresh_scratch_dir("resume_sigint");
   const auto logs = fresh_scratch_dir("resume_sigint_logs");
@@ -118,6 +149,7 @@ TEST(RunResume, SigtermKeepsTheFinishedCaseToo) {
   interrupt_after_first_case(dir, logs, SIGTERM);
   if (HasFatalFailure()) return;
   const auto kept = tipbench::read_partial_run((dir / "r.json.partial").string());
+  expect_partial_shown_not_stored(dir, logs);
   // The same options typed again with --resume are accepted.
   const auto o = resume(
       dir, logs, {"--suite", "zero_grad", "--suite", "conv_bias", "--device", "cpu", "--quick", "--blocks", "3"});

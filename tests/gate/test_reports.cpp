@@ -370,6 +370,18 @@ TEST(Reports, OneMachinesRunsOfDifferentSuitesMergeIntoOneRun) {
   EXPECT_EQ(merged.result.context.timestamp_utc, "2026-11-26T01:00:00Z");  // the first run's context
   EXPECT_TRUE(has(r::run_markdown(merged), "| amp/")) << r::run_markdown(merged);
 
+  // What only a later run's context says is kept as a warning naming it: its own warnings (a
+  // partial run) and another build's git.
+  NamedRun later = b;
+  later.result.context.git.sha = "0123456789abcdef0123";
+  later.result.context.warnings = {"b.json.partial is a partial run: the 1 case(s) ..."};
+  const auto merged_later = r::merge_runs_of_one_machine({a, later});
+  EXPECT_EQ(merged_later.result.context.warnings,
+            (std::vector<std::string>{"b.json: measured by another build, git 0123456789ab",
+                                      "b.json: b.json.partial is a partial run: the 1 case(s) ..."}));
+  const std::string html = r::render_html(r::report_model({merged_later}, {}, {}), {merged_later}, "");
+  EXPECT_TRUE(has(html, "warning: b.json: measured by another build, git 0123456789ab")) << html;
+
   const NamedRun other_machine{"c.json", synthetic_run({.cpu_model = "Other CPU", .suites = {"amp"}})};
   EXPECT_THROW(r::merge_runs_of_one_machine({a, other_machine}), tipbench::InputError);
   const NamedRun same_suite{"d.json", synthetic_run({.suites = {"zero_grad"}})};

@@ -91,6 +91,50 @@ TEST(PartialRun, AnythingElseIsAnInputErrorNamingTheFile) {
   EXPECT_NE(error_of(path).find("damaged"), std::string::npos) << error_of(path);
 }
 
+// compare and report read what an interrupted run kept: its finished cases, warned as partial;
+// read_result, which baselines, gate and history use, refuses the file and says how to finish it.
+TEST(PartialRun, ReadersThatShowRunsTakeTheFinishedCasesWithAWarning) {
+  const auto dir = fresh_scratch_dir("partial_as_result");
+  const auto path = (dir / "x.json.partial").string();
+  const PartialRun written = sample_partial();
+  tipbench::write_partial_run(written, path);
+
+  const tipbench::Result read = tipbench::read_result_or_partial(path);
+  EXPECT_EQ(tipbench::to_json_document(read).at("suites"), tipbench::to_json_document(written.result).at("suites"));
+  ASSERT_EQ(read.context.warnings.size(), written.result.context.warnings.size() + 1);
+  const std::string& warning = read.context.warnings.back();
+  EXPECT_NE(warning.find(path + " is a partial run: the 4 case(s)"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("tipbench run --resume " + path), std::string::npos) << warning;
+
+  try {
+    tipbench::read_result(path);
+    ADD_FAILURE() << "read_result took a partial run file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a partial run file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tipbench run --resume " + path), std::string::npos) << e.what();
+  }
+
+  // A finished result reads as read_result reads it, with no warning added.
+  const auto result_path = (dir / "x.json").string();
+  write_bytes(result_path, tipbench::to_json_document(written.result).dump());
+  EXPECT_EQ(tipbench::to_json_document(tipbench::read_result_or_partial(result_path)),
+            tipbench::to_json_document(tipbench::read_result(result_path)));
+  // Neither kind of file: the errors of read_result.
+  try {
+    tipbench::read_result_or_partial((dir / "missing.json").string());
+    ADD_FAILURE() << "a missing file was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open the result file"), std::string::npos) << e.what();
+  }
+  write_bytes(result_path, "{\"suites\": []}");
+  try {
+    tipbench::read_result_or_partial(result_path);
+    ADD_FAILURE() << "a document with no schema_version was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a tipbench result"), std::string::npos) << e.what();
+  }
+}
+
 // A child installs the notice, replaces it, and is stopped by `signal_number`: it prints the
 // last notice and dies of that very signal.
 void expect_notice_on(int signal_number) {

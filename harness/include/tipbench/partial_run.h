@@ -3,6 +3,7 @@
 // the run from it. Example:
 //   tipbench::write_partial_run({out, options_json, result_so_far}, tipbench::partial_path_for(out));
 //   tipbench::PartialRun p = tipbench::read_partial_run("results/runs/x.json.partial");  // InputError
+//   tipbench::Result r = tipbench::read_result_or_partial("x.json.partial");  // finished cases, warned
 #pragma once
 
 #include "tipbench/result.h"
@@ -14,6 +15,8 @@
 namespace tipbench {
 
 inline constexpr int kPartialRunVersion = 1;
+// The top-level key that tells a partial run file from a result document.
+inline constexpr const char* kPartialRunMarker = "tipbench_partial_run";
 
 struct PartialRun {
   std::string out;             // where the finished result goes
@@ -27,6 +30,11 @@ std::string partial_path_for(const std::string& out);
 void write_partial_run(const PartialRun& partial, const std::string& path);
 // Throws InputError naming the file: missing, not JSON, not a partial run, a bad result inside.
 PartialRun read_partial_run(const std::string& path);
+// For readers that only show runs (compare, report): a result file as read_result reads it, or a
+// partial run file's finished cases with a context warning that says so (an interrupted run on a
+// lent GPU is often all there is). Writers of baselines and history keep read_result, which
+// refuses a partial run file. Throws InputError as those two do.
+Result read_result_or_partial(const std::string& path);
 
 int count_cases(const Result& result);
 

@@ -22,9 +22,10 @@ std::vector<gate::RunComparison> compare_to_reference(const std::vector<NamedRun
 
 // One machine's runs of different suites (a campaign spread over several device calls) as one
 // run: the first run's context, then every run's suites in the order given; the label joins the
-// labels with " + ". Throws InputError naming the file when a run's fingerprint slug or measurement
-// settings differ from the first's, or when a suite appears in two runs: those are comparisons,
-// not one run.
+// labels with " + ". A later run's warnings, and its git where it differs, join the first's
+// warnings, each prefixed with its label. Throws InputError naming the file when a run's fingerprint slug or
+// measurement settings differ from the first's, or when a suite appears in two runs: those are comparisons, not one
+// run.
 NamedRun merge_runs_of_one_machine(const std::vector<NamedRun>& runs);
 
 // "+2.6% [+1.0%, +4.1%]"
