@@ -87,6 +87,11 @@ void read_slurm(const EnvLookup& get, RankEnv& env) {
       env.local_world_size = counts.front();  // SLURM_NTASKS_PER_NODE: one number for every node
     }
   }
+  // "block", "cyclic", "plane", "arbitrary", then ":" and the distribution within a node; "*" or
+  // none is the default, block.
+  const std::string distribution = value_of(get, "SLURM_DISTRIBUTION");
+  const std::string across_nodes = distribution.substr(0, distribution.find_first_of(":,"));
+  env.ranks_fill_nodes_in_order = across_nodes.empty() || across_nodes == "block" || across_nodes == "*";
   check_agrees(get, "WORLD_SIZE", env.world_size, tasks);
   check_agrees(get, "RANK", env.rank, "SLURM_PROCID");
   check_agrees(get, "LOCAL_RANK", env.local_rank, "SLURM_LOCALID");

@@ -21,6 +21,10 @@ struct RankEnv {
   // The ranks each node runs, by node index, when the launcher says (Slurm's tasks per node, or
   // an even layout); empty when it does not.
   std::vector<int> ranks_per_node;
+  // Consecutive ranks share a node (Slurm's default block distribution, torchrun, by hand), so a
+  // rank's node follows from ranks_per_node; false under srun --distribution=cyclic, plane or
+  // arbitrary (SLURM_DISTRIBUTION), where only the rank itself knows its node.
+  bool ranks_fill_nodes_in_order = true;
   std::string master_addr;  // the rendezvous store's host
   int master_port = 0;      // and port
   // The store is already hosted (torchrun's agent, tipbench's own launcher): every rank is a

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 
 namespace tipbench::distributed {
@@ -70,6 +71,19 @@ int node_of_rank(const std::vector<int>& ranks_per_node, int rank) {
     if (rank < first) return node;
   }
   return -1;
+}
+
+std::string missing_ranks_text(const std::vector<int>& missing, const RankEnv& env) {
+  std::string out = fmt::format("{} {}", missing.size() == 1 ? "rank" : "ranks", fmt::join(missing, ", "));
+  if (env.node_count <= 1 || !env.ranks_fill_nodes_in_order) return out;
+  std::vector<int> nodes;
+  for (int r : missing) {
+    const int node = node_of_rank(env.ranks_per_node, r);
+    if (node < 0) return out;
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+  }
+  return out + fmt::format(" (node{} {} of {} by the launcher's layout)", nodes.size() == 1 ? "" : "s",
+                           fmt::join(nodes, ", "), env.node_count);
 }
 
 }  // namespace tipbench::distributed

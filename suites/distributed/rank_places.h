@@ -1,9 +1,11 @@
 // What every rank says about itself at the rendezvous (its host, node, GPU and the run it was
-// asked to do), and what rank 0 and the others conclude from all of them: whether they agree on
+// asked to do), and what rank 0 concludes from all of them for every rank: whether they agree on
 // the run, whether two share a GPU, and the layout the result records. No LibTorch. Example:
 //   if (auto problem = run_disagreement(places)) throw InputError(*problem);
 //   result_info["ranks_per_node"] = layout_of(places, env.node_count).at("ranks_per_node");
 #pragma once
+
+#include "distributed/rank_env.h"
 
 #include <nlohmann/json.hpp>
 
@@ -37,5 +39,9 @@ nlohmann::json layout_of(const std::vector<RankPlace>& places, int node_count);
 // The node a rank is on under the launcher's block layout (consecutive ranks fill a node), or
 // -1 when the layout is unknown: for naming a rank that never came.
 int node_of_rank(const std::vector<int>& ranks_per_node, int rank);
+
+// "ranks 3, 4 (nodes 1, 2 of 3 by the launcher's layout)": the ranks that never came, and their
+// nodes where the layout places ranks in order (env.ranks_fill_nodes_in_order) across nodes.
+std::string missing_ranks_text(const std::vector<int>& missing, const RankEnv& env);
 
 }  // namespace tipbench::distributed

@@ -98,10 +98,6 @@ class QuietRendezvous {
   int before_;
 };
 
-std::string ranks_text(const std::vector<int>& ranks) {
-  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "));
-}
-
 std::string host_name() {
   char name[256] = {};
   return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("(unknown host)");
@@ -117,22 +113,6 @@ std::string gpu_uuid(c10::DeviceIndex index) {
     hex += fmt::format("{:02x}", static_cast<unsigned char>(bytes[i]));
   }
   return "GPU-" + hex;
-}
-
-// Which of the missing ranks sit on which node, by the launcher's layout.
-std::string missing_ranks_text(const std::vector<int>& missing, const RankEnv& env) {
-  std::string out = ranks_text(missing);
-  std::vector<int> nodes;
-  for (int r : missing) {
-    const int node = node_of_rank(env.ranks_per_node, r);
-    if (node < 0) return out;
-    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
-  }
-  if (env.node_count > 1) {
-    out += fmt::format(" (node{} {} of {} by the launcher's layout)", nodes.size() == 1 ? "" : "s",
-                       fmt::join(nodes, ", "), env.node_count);
-  }
-  return out;
 }
 
 }  // namespace
@@ -256,53 +236,92 @@ void Session::reach_store(std::chrono::steady_clock::time_point deadline, std::c
   }
 }
 
-// Every rank says it is here; all wait (one deadline with the store's) until all are, so the
-// process groups that follow find every peer at once, and a missing rank is named.
-void Session::wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout,
-                                  const RankPlace& place) {
-  auto key = [](int rank) { return fmt::format("rdzv/joined/{}", rank); };
-  store_->set(key(env_.rank), to_json(place).dump());
-  std::vector<std::string> keys;
-  for (int r = 0; r < env_.world_size; ++r) keys.push_back(key(r));
-  while (!store_->check(keys)) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      std::vector<int> missing;
-      for (int r = 0; r < env_.world_size; ++r) {
-        if (!store_->check({key(r)})) missing.push_back(r);
-      }
-      throw InputError(
-          fmt::format("rank {}: waited {} s (--rendezvous-timeout) for {} of {} to join the rendezvous "
-                      "at {}:{}; {} never came",
-                      env_.rank, timeout.count(), missing_ranks_text(missing, env_), env_.world_size, env_.master_addr,
-                      env_.master_port, missing.size() == 1 ? "it" : "they"));
+namespace {
+
+constexpr const char* kArrived = "rdzv/arrived";         // a count: every rank adds 1
+constexpr const char* kAllArrived = "rdzv/all_arrived";  // set by the rank whose add made it world size
+constexpr const char* kVerdict = "rdzv/verdict";         // rank 0's: the layout, and a problem if any
+constexpr const char* kVerdictRead = "rdzv/verdict_read";
+
+std::string joined_key(int rank) { return fmt::format("rdzv/joined/{}", rank); }
+
+// The store's blocking wait for one key, until `deadline`; false when it passed first. In
+// slices, so that a key that never comes costs no more than the deadline.
+bool wait_for_key(c10d::Store& store, const std::string& key, std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return store.check({key});
+    try {
+      store.wait({key}, std::min(left, std::chrono::milliseconds(1000)));
+      return true;
+    } catch (const c10::DistStoreError&) {  // this slice's timeout; a lost store is another error
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::vector<RankPlace> places;
-  for (int r = 0; r < env_.world_size; ++r)
-    places.push_back(rank_place_from_json(nlohmann::json::parse(store_->get_to_str(key(r)))));
-  check_places(places);
 }
 
-// Every rank reaches the same verdict from the same places. On a problem, the rank hosting the
-// store waits (briefly) until the others have read them, so that each says the one line and
-// not "lost the rendezvous store".
-void Session::check_places(const std::vector<RankPlace>& places) {
-  std::optional<std::string> problem = run_disagreement(places);
-  if (!problem) problem = shared_gpu_problem(places);
-  layout_ = layout_of(places, env_.node_count);
-  if (!problem) return;
-  const std::string checked = fmt::format("rdzv/checked/{}", env_.rank);
-  store_->set(checked, std::string("1"));
-  if (!env_.store_hosted && env_.rank == 0) {
+}  // namespace
+
+// Every rank says it is here; all wait (one deadline with the store's) until all are, so the
+// process groups that follow find every peer at once, and a missing rank is named. As
+// torch.distributed's _store_based_barrier (distributed_c10d.py) counts arrivals: one add per
+// rank, and the rank that completes the count sets a key the others wait on, so the store sees
+// O(1) calls per rank, not one poll of every key by every rank.
+void Session::wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout,
+                                  const RankPlace& place) {
+  store_->set(joined_key(env_.rank), to_json(place).dump());
+  if (store_->add(kArrived, 1) == env_.world_size) store_->set(kAllArrived, std::string("1"));
+  if (!wait_for_key(*store_, kAllArrived, deadline)) {
+    std::vector<int> missing;
+    for (int r = 0; r < env_.world_size; ++r) {
+      if (!store_->check({joined_key(r)})) missing.push_back(r);
+    }
+    throw InputError(
+        fmt::format("rank {}: waited {} s (--rendezvous-timeout) for {} of {} to join the rendezvous "
+                    "at {}:{}; {} never came",
+                    env_.rank, timeout.count(), missing_ranks_text(missing, env_), env_.world_size, env_.master_addr,
+                    env_.master_port, missing.size() == 1 ? "it" : "they"));
+  }
+  agree_on_places();
+}
+
+// Rank 0 alone reads every place (one multiGet) and publishes its verdict: the layout, and the
+// problem when the ranks disagree on the run or share a GPU; every rank then says the same one
+// line. On a problem, the rank hosting the store waits (briefly) until the others have read the
+// verdict, so that each says that line and not "lost the rendezvous store".
+void Session::agree_on_places() {
+  nlohmann::json verdict;
+  if (env_.rank == 0) {
     std::vector<std::string> keys;
-    for (int r = 0; r < env_.world_size; ++r) keys.push_back(fmt::format("rdzv/checked/{}", r));
+    for (int r = 0; r < env_.world_size; ++r) keys.push_back(joined_key(r));
+    std::vector<RankPlace> places;
+    for (const auto& bytes : store_->multiGet(keys)) {
+      places.push_back(rank_place_from_json(nlohmann::json::parse(std::string(bytes.begin(), bytes.end()))));
+    }
+    std::optional<std::string> problem = run_disagreement(places);
+    if (!problem) problem = shared_gpu_problem(places);
+    verdict = {{"layout", layout_of(places, env_.node_count)}};
+    if (problem) verdict["problem"] = *problem;
+    store_->set(kVerdict, verdict.dump());
+  } else {
+    constexpr std::chrono::seconds kVerdictWait{60};  // every place is in: rank 0 needs milliseconds
+    if (!wait_for_key(*store_, kVerdict, std::chrono::steady_clock::now() + kVerdictWait)) {
+      throw InputError(
+          fmt::format("rank {}: every rank joined, but rank 0 published no verdict on their places in "
+                      "{} s (its log says why)",
+                      env_.rank, kVerdictWait.count()));
+    }
+    verdict = nlohmann::json::parse(store_->get_to_str(kVerdict));
+  }
+  layout_ = verdict.at("layout");
+  if (!verdict.contains("problem")) return;
+  if (store_->add(kVerdictRead, 1) < env_.world_size && !env_.store_hosted && env_.rank == 0) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!store_->check(keys) && std::chrono::steady_clock::now() < until) {
+    while (store_->add(kVerdictRead, 0) < env_.world_size && std::chrono::steady_clock::now() < until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
-  throw InputError(fmt::format("rank {}: {}", env_.rank, *problem));
+  throw InputError(fmt::format("rank {}: {}", env_.rank, verdict.at("problem").get<std::string>()));
 }
 
 // What torch.distributed's _new_process_group_helper does with one backend: a ProcessGroup over

@@ -112,7 +112,7 @@ class Session {
   void reach_store(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout);
   void wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout,
                            const RankPlace& place);
-  void check_places(const std::vector<RankPlace>& places);
+  void agree_on_places();
   void make_gradient_group(const c10::intrusive_ptr<c10d::Store>& store);
   void watch();
   [[noreturn]] void fail(const std::string& message);

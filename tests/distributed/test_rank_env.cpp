@@ -272,4 +272,33 @@ TEST(RankPlaces, AMissingRanksNodeFollowsTheBlockLayout) {
   EXPECT_EQ(node_of_rank({}, 0), -1);
 }
 
+// A rank that never came is placed on its node only where consecutive ranks fill the nodes:
+// srun --distribution=cyclic puts rank 1 on node 1 of 2, where the block layout says node 0.
+TEST(RankPlaces, AMissingRanksNodeIsNamedOnlyUnderTheBlockDistribution) {
+  using tipbench::distributed::missing_ranks_text;
+  auto vars = slurm_task(0, 0);
+  vars["SLURM_STEP_NUM_TASKS"] = "4";
+  vars["SLURM_STEP_TASKS_PER_NODE"] = "2(x2)";
+  for (const char* block : {"", "block", "block:cyclic", "*"}) {
+    if (*block != '\0') vars["SLURM_DISTRIBUTION"] = block;
+    const auto env = rank_env_from(lookup(vars));
+    ASSERT_TRUE(env.has_value()) << block;
+    EXPECT_TRUE(env->ranks_fill_nodes_in_order) << block;
+    EXPECT_EQ(missing_ranks_text({1}, *env), "rank 1 (node 0 of 2 by the launcher's layout)") << block;
+    EXPECT_EQ(missing_ranks_text({1, 3}, *env), "ranks 1, 3 (nodes 0, 1 of 2 by the launcher's layout)") << block;
+  }
+  for (const char* other : {"cyclic", "cyclic:block", "plane", "arbitrary"}) {
+    vars["SLURM_DISTRIBUTION"] = other;
+    const auto env = rank_env_from(lookup(vars));
+    ASSERT_TRUE(env.has_value()) << other;
+    EXPECT_FALSE(env->ranks_fill_nodes_in_order) << other;
+    EXPECT_EQ(missing_ranks_text({1}, *env), "rank 1") << other;
+  }
+  // One node: nothing to say about nodes.
+  tipbench::distributed::RankEnv one;
+  one.world_size = 2;
+  one.ranks_per_node = {2};
+  EXPECT_EQ(missing_ranks_text({1}, one), "rank 1");
+}
+
 }  // namespace
