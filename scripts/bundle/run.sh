@@ -27,6 +27,10 @@
 #                            (cpu rehearses them where there is no GPU)
 #   TIPBENCH_STAGE_LIMIT_S   the stage's time budget in seconds (default 540): a step still running
 #                            then is stopped (tipbench keeps its finished cases in RESULT.partial)
+#   TIPBENCH_EXPECTED_TIMES  full: earlier full-summary.txt files, colon-separated; a suite whose
+#                            earlier time there (the longest PASS, or more than a time-limit stop)
+#                            does not fit in what is left of the stage is skipped before it starts,
+#                            and the next suite, which may fit, gets the time
 # Exit: 0 every step passed or was skipped; 1 a step failed; 2 usage error, or LibTorch or a
 # library not found; 130 interrupted.
 set -uo pipefail
@@ -358,11 +362,32 @@ stage_quick() {
   run_result quick "$limit_s" "$outdir/quick.json" "$device" "${args[@]}"
 }
 
+# The seconds SUITE took in earlier full stages (TIPBENCH_EXPECTED_TIMES' summary lines): the
+# longest "PASS  full-SUITE  N s", or N + 1 for "FAIL  full-SUITE  stopped after N s"; empty when
+# none says.
+expected_seconds() {
+  local files=${TIPBENCH_EXPECTED_TIMES:-} f
+  [[ -n $files ]] || return 0
+  local IFS=:
+  for f in $files; do [[ -r $f ]] && cat "$f"; done | awk -v step="full-$1" '
+    $2 == step && $1 == "PASS" && $4 == "s:" && $3 > most { most = $3 }
+    $2 == step && $1 == "FAIL" && $3 == "stopped" && $5 + 1 > most { most = $5 + 1 }
+    END { if (most) print most }'
+}
+
 stage_full() {
   (($# <= 6)) || note "warning: $# results and 2 more files exceed the 8 a device call brings back"
   [[ $device == cpu && -n ${no_gpu:-} ]] && note "on the CPU: $no_gpu"
-  local s
-  for s in "$@"; do run_result "full-$s" "$limit_s" "$outdir/full-$s.json" "$device" --suite "$s"; done
+  local s expected left
+  for s in "$@"; do
+    expected=$(expected_seconds "$s")
+    left=$((deadline - SECONDS))
+    if [[ -n $expected ]] && ((expected + 10 > left)); then
+      result SKIP "full-$s" "took ${expected} s before (TIPBENCH_EXPECTED_TIMES), ${left} s of the stage left"
+      continue
+    fi
+    run_result "full-$s" "$limit_s" "$outdir/full-$s.json" "$device" --suite "$s"
+  done
 }
 
 stage_micro() {

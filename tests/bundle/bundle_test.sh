@@ -80,6 +80,17 @@ EOF
 files=$(find "$tmp/out-quick" -type f | wc -l)
 ((files <= 8)) || fail "quick left $files files in OUTDIR"
 
+step "full: a suite that took longer before than the stage has left is skipped before it starts"
+printf '%s\n' 'PASS  full-zero_grad                 900 s: 2 ok' 'PASS  full-zero_grad                 65 s: 2 ok' \
+  'FAIL  full-conv_bias                 stopped after 700 s (time limit); finished cases in x.partial' >"$tmp/earlier.txt"
+"${scrubbed[@]}" TIPBENCH_STAGE_LIMIT_S=600 TIPBENCH_EXPECTED_TIMES="$tmp/none.txt:$tmp/earlier.txt" \
+  "$b/run.sh" full "$tmp/out-full" zero_grad conv_bias || fail "run.sh full with expected times failed"
+grep -qE '^SKIP  full-zero_grad +took 900 s before \(TIPBENCH_EXPECTED_TIMES\), [0-9]+ s of the stage left$' \
+  "$tmp/out-full/full-summary.txt" || fail "zero_grad not skipped by its earlier time: $(cat "$tmp/out-full/full-summary.txt")"
+grep -qE '^SKIP  full-conv_bias +took 701 s before' "$tmp/out-full/full-summary.txt" \
+  || fail "conv_bias not skipped by its earlier stop: $(cat "$tmp/out-full/full-summary.txt")"
+[[ ! -e $tmp/out-full/full-zero_grad.json && ! -e $tmp/out-full/full-conv_bias.json ]] || fail "a skipped suite ran"
+
 step "tipbench stage: baseline save, then gate --baseline auto finds it (as on a GPU machine)"
 "${scrubbed[@]}" "$b/run.sh" tipbench "$tmp/out-tb" baseline --dir "$tmp/store" save "$result" --name q \
   || fail "run.sh tipbench baseline save failed"
