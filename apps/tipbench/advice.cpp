@@ -14,10 +14,6 @@ namespace {
 
 constexpr const char* kThroughput = "throughput_samples_per_s";
 
-bool has_level(const Levels& levels, const std::string& name, const std::string& value) {
-  return std::any_of(levels.begin(), levels.end(), [&](const auto& l) { return l.first == name && l.second == value; });
-}
-
 const SuiteResult* suite_in(const Result& result, const std::string& name) {
   for (const auto& s : result.suites) {
     if (s.name == name) return &s;
@@ -58,11 +54,8 @@ RankedTip rank_one(const Result& single, const suites::Ingredient& ingredient, c
     return r;
   }
   for (const auto& c : suite->cases) {
-    if (!has_level(c.params, "model", model)) continue;
-    const bool alone = std::all_of(ingredient.alone_case.begin(), ingredient.alone_case.end(),
-                                   [&](const auto& l) { return has_level(c.params, l.first, l.second); });
     const ArmResult* arm = arm_in(c, ingredient.arm);
-    if (!alone || !arm) continue;
+    if (!arm || !suites::measures_alone(ingredient, c.params, model)) continue;
     r.case_name = c.name;
     for (const auto& a : c.arms) {
       if (a.baseline) r.baseline = a.arm;
@@ -176,8 +169,11 @@ RecipeOutcome read_recipe(const Result& recipe_run, const Advice& advice) {
   const SuiteResult* suite = suite_in(recipe_run, "recipe");
   const CaseResult* c = nullptr;
   if (suite) {
+    const Levels::value_type model_level{"model", advice.model};
     for (const auto& candidate : suite->cases) {
-      if (has_level(candidate.params, "model", advice.model)) c = &candidate;
+      if (std::find(candidate.params.begin(), candidate.params.end(), model_level) != candidate.params.end()) {
+        c = &candidate;
+      }
     }
   }
   if (!c) {

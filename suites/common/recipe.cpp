@@ -15,10 +15,6 @@ std::vector<Ingredient>& registry() {
   return ingredients;
 }
 
-bool has_level(const Levels& levels, const std::string& name, const std::string& value) {
-  return std::any_of(levels.begin(), levels.end(), [&](const auto& l) { return l.first == name && l.second == value; });
-}
-
 bool names(const Exclusion& exclusion, const Ingredient& other) {
   return exclusion.tip == other.tip || exclusion.tip == other.key();
 }
@@ -91,16 +87,20 @@ std::string recipe_level(const std::vector<const Ingredient*>& ingredients) {
   return out;
 }
 
+bool measures_alone(const Ingredient& ingredient, const Levels& case_params, const std::string& model) {
+  const auto has = [&](const Levels::value_type& level) {
+    return std::find(case_params.begin(), case_params.end(), level) != case_params.end();
+  };
+  return has({"model", model}) && std::all_of(ingredient.alone_case.begin(), ingredient.alone_case.end(), has);
+}
+
 AloneArm alone_arm(const Ingredient& ingredient, const SuiteContext& context, const std::string& model) {
   const Suite* suite = find_suite(ingredient.tip);
   if (!suite) return {.unavailable = "no suite named " + ingredient.tip + " is built in"};
   SuiteContext own = context;
   own.models = {model};
   for (const auto& c : suite->cases(own)) {
-    if (!has_level(c.params, "model", model)) continue;
-    const bool matches = std::all_of(ingredient.alone_case.begin(), ingredient.alone_case.end(),
-                                     [&](const auto& l) { return has_level(c.params, l.first, l.second); });
-    if (!matches) continue;
+    if (!measures_alone(ingredient, c.params, model)) continue;
     for (const auto& arm : c.arms) {
       if (arm.name == ingredient.arm) return {.c = c, .arm = arm, .unavailable = suite->skip_reason(own, c, arm)};
     }

@@ -92,6 +92,10 @@ std::vector<const Ingredient*> parse_recipe(const std::string& text);
 // "amp.bf16+channels_last.nhwc": the recipe as a case level (no ':' or ',' inside a case name).
 std::string recipe_level(const std::vector<const Ingredient*>& ingredients);
 
+// Whether a case with these params measures the ingredient alone on `model`: they hold that model
+// and every level of alone_case. The plan (alone_arm) and the advice on results agree by it.
+bool measures_alone(const Ingredient& ingredient, const Levels& case_params, const std::string& model);
+
 // The case and arm the tip's own suite plans to measure the ingredient alone on `model` (the first
 // case of that model whose params hold alone_case), with the suite's skip reason for them; the
 // reason alone when the suite plans no such case.

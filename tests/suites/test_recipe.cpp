@@ -43,6 +43,21 @@ std::string recipe_parse_error(const std::string& recipe) {
   return "";
 }
 
+// A case measures an ingredient alone when its params hold the model and every alone_case level,
+// whatever else they hold and in whatever order; the plan and the advice both decide by this.
+TEST(RecipeIngredients, ACaseMeasuresTheIngredientAloneByItsModelAndAloneLevels) {
+  const Ingredient* nhwc = find_ingredient("channels_last:nhwc");
+  ASSERT_NE(nhwc, nullptr);
+  ASSERT_EQ(nhwc->alone_case, (tipbench::Levels{{"precision", "fp32"}}));
+  using tipbench::suites::measures_alone;
+  EXPECT_TRUE(measures_alone(*nhwc, {{"model", "resnet50"}, {"batch", "128"}, {"precision", "fp32"}}, "resnet50"));
+  EXPECT_TRUE(measures_alone(*nhwc, {{"precision", "fp32"}, {"model", "resnet50"}}, "resnet50"));
+  EXPECT_FALSE(measures_alone(*nhwc, {{"model", "resnet50"}, {"precision", "bf16"}}, "resnet50"));
+  EXPECT_FALSE(measures_alone(*nhwc, {{"model", "resnet50"}, {"batch", "128"}}, "resnet50"));
+  EXPECT_FALSE(measures_alone(*nhwc, {{"model", "vit_b_16"}, {"precision", "fp32"}}, "resnet50"));
+  EXPECT_FALSE(measures_alone(*nhwc, {{"model_name", "resnet50"}, {"precision", "fp32"}}, "resnet50"));
+}
+
 TEST(RecipeIngredients, EachNamesACaseItsOwnSuitePlansAlone) {
   ASSERT_GE(all_ingredients().size(), 10u);
   for (const auto& ingredient : all_ingredients()) {
