@@ -120,6 +120,11 @@ void print_comparison(const std::vector<NamedRun>& runs, const gate::CompareOpti
     const auto banner = injected_slowdown_banner(runs[i].result);
     if (!banner.empty()) fmt::print(out, "{}: {}\n", run_letter(i), banner);
   }
+  // What each run said about itself (a partial or resumed run, a loaded machine): its reader
+  // weighs the changes by it.
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& w : runs[i].result.context.warnings) fmt::print(out, "{}: warning: {}\n", run_letter(i), w);
+  }
 }
 
 std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::CompareOptions& options) {
@@ -143,6 +148,9 @@ std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::C
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto banner = injected_slowdown_banner(runs[i].result);
     if (!banner.empty()) md += fmt::format("\n> **{}**: {}\n", run_letter(i), markdown_escape(banner));
+    for (const auto& w : runs[i].result.context.warnings) {
+      md += fmt::format("\n> {}: warning: {}\n", run_letter(i), markdown_escape(w));
+    }
   }
   // Worst change first: the largest bad-direction change over the later runs.
   std::vector<std::pair<double, CellKey>> order;

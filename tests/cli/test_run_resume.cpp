@@ -91,7 +91,7 @@ void expect_resumed_result(const fs::path& dir, const tipbench::PartialRun& kept
 }
 
 // Before it is finished, what the run kept can be read: compare and report show its finished case
-// (report with a warning that it is partial); a baseline, a whole run by definition, refuses it.
+// with a warning that it is partial; a baseline, a whole run by definition, refuses it.
 // The partial file is left as it was.
 void expect_partial_shown_not_stored(const fs::path& dir, const fs::path& logs) {
   const auto partial = (dir / "r.json.partial").string();
@@ -101,6 +101,7 @@ void expect_partial_shown_not_stored(const fs::path& dir, const fs::path& logs) 
   EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
   EXPECT_TRUE(has(o.out, "zero_grad/model:small_cnn")) << o.out;
   EXPECT_FALSE(has(o.out, "conv_bias")) << "the case it did not reach is not invented\n" << o.out;
+  EXPECT_TRUE(has(o.out, "> A: warning: " + partial + " is a partial run: the 1 case(s)")) << o.out;
 
   const auto report = logs / "report";
   o = tipbench::testing::run_child({TIPBENCH_BINARY, "report", partial, "--out", report.string()}, logs / "report.out",
