@@ -43,11 +43,18 @@ foreach(_dir IN LISTS _tipbench_wheel_cuda_libs)
   target_link_options(tipbench_torch INTERFACE "LINKER:-rpath-link,${_dir}")
 endforeach()
 
-# One precompiled <torch/torch.h>, reused by every target that includes it: a rebuild after
-# touching one suite then costs seconds, not the half minute that parsing LibTorch takes.
+# One precompiled header, reused by every target that includes LibTorch: <torch/torch.h> and the
+# header-only libraries those targets parse in nearly every file (CLI11 alone took 3 s of a
+# command's 10 s; docs/ARCHITECTURE.md, "Build").
 if(TIPBENCH_USE_PCH)
   add_library(tipbench_pch OBJECT "${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp")
-  target_link_libraries(tipbench_pch PUBLIC tipbench::torch)
-  target_compile_options(tipbench_pch PRIVATE -Wall -Wextra -Wno-unused-parameter)
-  target_precompile_headers(tipbench_pch PRIVATE <torch/torch.h>)
+  target_link_libraries(tipbench_pch PUBLIC tipbench::torch CLI11::CLI11 nlohmann_json::nlohmann_json fmt::fmt)
+  target_compile_options(tipbench_pch PRIVATE -Wall -Wextra -Wno-unused-parameter ${TIPBENCH_RELEASE_OPTIMIZATION})
+  target_precompile_headers(tipbench_pch PRIVATE <torch/torch.h> <CLI/CLI.hpp> <nlohmann/json.hpp> <fmt/format.h>
+                                                 <fmt/ranges.h>)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    # Without the timestamp clang writes into a PCH, ccache can cache the translation units that
+    # use it (ccache's manual, "Precompiled headers"; the sloppiness is in TipbenchCcache.cmake).
+    target_compile_options(tipbench_pch PRIVATE -Xclang -fno-pch-timestamp)
+  endif()
 endif()

@@ -1,8 +1,12 @@
+# Release builds at -O2, not CMake's -O3 (given after it, so it wins): the time measured is
+# LibTorch's, built by PyTorch; -O3 made our own code's build 11% slower (docs/ARCHITECTURE.md).
+set(TIPBENCH_RELEASE_OPTIMIZATION $<$<CONFIG:Release>:-O2>)
+
 # tipbench_target_defaults(<target>): warnings and the shared precompiled header, per target
 # (no global flags). Targets that include <torch/torch.h> pass TORCH to reuse one PCH.
 function(tipbench_target_defaults target)
   cmake_parse_arguments(arg "TORCH" "" "" ${ARGN})
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter ${TIPBENCH_RELEASE_OPTIMIZATION})
   if(arg_TORCH AND TIPBENCH_USE_PCH)
     if(TARGET tipbench_pch AND NOT target STREQUAL "tipbench_pch")
       target_precompile_headers(${target} REUSE_FROM tipbench_pch)

@@ -5,15 +5,24 @@
 #                                       gates (docs/gate.md): torch==X.Y.Z from PyPI in .venv-torchX.Y.Z
 #                                       and tipbench alone in build-torchX.Y.Z/ (no tests; ccache shared);
 #                                       .venv and build/ are untouched
+#   --target T                          build only T and what it needs (make quick: tipbench), not
+#                                       every target
+#   --no-build                          install only (make test fetches stack B's wheel this way
+#                                       while the main build runs)
 # Steps: Debian packages (only those missing), the project-local virtual environment with the
-# torch wheel, then a CMake/Ninja build with ccache.
+# torch wheel, then a CMake/Ninja build with ccache. Each step's wall time goes to
+# .times/stages.tsv (scripts/stage_times.sh; scripts/ci-times.py prints them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 want_test=0
 torch_version=""
+target=""
+no_build=0
 
 log() { printf '[bootstrap] %s\n' "$*" >&2; }
+# shellcheck source=scripts/stage_times.sh
+source scripts/stage_times.sh
 
 while (($#)); do
   case $1 in
@@ -22,12 +31,19 @@ while (($#)); do
       torch_version=${2:-}
       [[ $torch_version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { log "--torch needs a release like 2.15.0, got '${torch_version}'"; exit 2; }
       shift ;;
-    *) log "unknown argument '$1' (usage: scripts/bootstrap.sh [--test] [--torch X.Y.Z])"; exit 2 ;;
+    --target)
+      target=${2:-}
+      [[ $target =~ ^[A-Za-z0-9_]+$ ]] || { log "--target needs a CMake target name, got '${target}'"; exit 2; }
+      shift ;;
+    --no-build) no_build=1 ;;
+    *) log "unknown argument '$1' (usage: scripts/bootstrap.sh [--test] [--torch X.Y.Z] [--target T] [--no-build])"; exit 2 ;;
   esac
   shift
 done
 
-debian_packages=(cmake ninja-build ccache g++ python3-venv libcli11-dev nlohmann-json3-dev libfmt-dev
+# clang: the compiler CMakeLists.txt picks (its precompiled headers load lazily); g++ for the C++
+# standard library it compiles against.
+debian_packages=(cmake ninja-build ccache clang g++ python3-venv libcli11-dev nlohmann-json3-dev libfmt-dev
                  libgtest-dev libgmock-dev libbenchmark-dev libjpeg62-turbo-dev libssl-dev
                  libjs-chart.js libgloo-dev patchelf     # patchelf: scripts/bundle.sh
                  libjemalloc2 libtcmalloc-minimal4       # the allocator suite's LD_PRELOAD arms
@@ -41,15 +57,19 @@ debian_packages=(cmake ninja-build ccache g++ python3-venv libcli11-dev nlohmann
 # mode gives every task node 0).
 test_debian_packages=(chromium clang-format-14 postgresql-15 slurmctld slurmd slurm-client munge)
 ((want_test)) && debian_packages+=("${test_debian_packages[@]}")
+install_debian_packages() {
+  local sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q "$@"
+}
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   log "installing Debian packages: ${missing[*]}"
-  sudo_cmd=(); [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -q
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
+  timed_stage "Debian packages" install_debian_packages "${missing[@]}"
 fi
 
 venv=.venv
@@ -61,14 +81,18 @@ if [[ -n $torch_version ]]; then
   mkdir -p "$venv"
   echo "torch==$torch_version" > "$req"
 fi
-stamp=$venv/.tipbench-$(cat requirements.txt "$req" | sha256sum | cut -c1-16)
-if [[ ! -f $stamp ]]; then
+install_python_packages() {
   [[ -x $venv/bin/python ]] || { log "creating $venv"; python3 -m venv "$venv"; }
   log "installing Python packages from $req (the CUDA torch wheel is large: about a minute)"
   "$venv"/bin/python -m pip install -q --upgrade pip
   "$venv"/bin/python -m pip install -q -r "$req"
+}
+stamp=$venv/.tipbench-$(cat requirements.txt "$req" | sha256sum | cut -c1-16)
+if [[ ! -f $stamp ]]; then
+  timed_stage "Python packages ($venv)" install_python_packages
   touch "$stamp"
 fi
+((no_build)) && exit 0
 
 # The CUDA wheel's CMake config needs nvcc even though no GPU is required to build.
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
@@ -84,8 +108,10 @@ if [[ -n $torch_version ]]; then
 fi
 if [[ ! -f $build/build.ninja ]]; then
   log "configuring $build/"
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DTIPBENCH_PYTHON="$root/$venv/bin/python" "${extra[@]}" >&2   # ccache: cmake/TipbenchCcache.cmake
+  # ccache: cmake/TipbenchCcache.cmake; the compiler: CMakeLists.txt
+  timed_stage "configure $build/" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DTIPBENCH_PYTHON="$root/$venv/bin/python" "${extra[@]}" >&2
 fi
-log "building"
-cmake --build "$build" >&2
+what=(); [[ -n $target ]] && what=(--target "$target")
+log "building ${target:-every target} in $build/"
+timed_stage "build $build/ (${target:-all})" --build cmake --build "$build" "${what[@]}" >&2

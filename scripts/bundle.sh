@@ -100,7 +100,7 @@ done < <(find "$build/tests" -type f -name 'test_*' -perm -u+x | sort)
 
 stage=$(mktemp -d "${out%/}.tmp.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,tests,lib,share/source/docs/examples,share/source/ci,share/source/scripts,share/source/tests/models,share/source/tests/scripts}
+mkdir -p "$stage"/{bin,tests,lib,share/source/docs/examples,share/source/ci,share/source/scripts,share/source/tests/models,share/source/tests/scripts,share/source/tests/suites}
 cp "${binaries[@]}" "$stage/bin/"
 ((${#tests[@]})) && cp "${tests[@]}" "$stage/tests/"
 
@@ -176,6 +176,7 @@ cp docs/examples/result-v1.json "$stage/share/source/docs/examples/"  # the read
 cp scripts/export_model.py "$stage/share/source/scripts/"
 cp tests/models/make_model_files.py "$stage/share/source/tests/models/"
 cp tests/scripts/export_fixtures.py "$stage/share/source/tests/scripts/"
+cp tests/suites/run_scripts.py "$stage/share/source/tests/suites/"  # the recipe scripts' test runs them
 cp tests/models/make_reference.py "$stage/share/"
 chartjs=/usr/share/javascript/chart.js/chart.min.js
 [[ -f $chartjs ]] || die 2 "$chartjs not found (Debian libjs-chart.js; scripts/bootstrap.sh installs it)"

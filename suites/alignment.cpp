@@ -19,7 +19,7 @@ namespace tipbench::suites {
 namespace {
 
 // A CNN (batch) and a ViT (widths).
-std::vector<std::string> default_models(const SuiteContext& context) {
+std::vector<std::string> alignment_models(const SuiteContext& context) {
   if (!context.models.empty()) return context.models;
   if (!context.device.is_cuda()) return {"small_cnn", "vit_ti_16"};
   return context.quick ? std::vector<std::string>{"resnet18", "vit_ti_16"}
@@ -65,7 +65,7 @@ class Alignment final : public Suite {
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
-    for (const auto& model : default_models(context)) {
+    for (const auto& model : alignment_models(context)) {
       if (model_family(model) == "vit") {
         Levels params = training_params(context, model);
         params.emplace_back("image", std::to_string(vit_image_size(context, model)));

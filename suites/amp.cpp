@@ -22,7 +22,7 @@ namespace {
 
 // --quick on a CPU: 16-bit autocast steps of small_cnn take ~20x fp32's there (415 vs 22 ms at
 // batch 32, measured on 2 EPYC cores), so the quick batch is 4.
-constexpr std::int64_t kQuickCpuBatch = 4;
+constexpr std::int64_t kAmpQuickCpuBatch = 4;
 
 std::vector<ArmSpec> precision_arms() {
   std::vector<ArmSpec> arms;
@@ -54,7 +54,7 @@ class Amp final : public Suite {
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {
-      out.push_back({training_params(context, model, kQuickCpuBatch), precision_arms()});
+      out.push_back({training_params(context, model, kAmpQuickCpuBatch), precision_arms()});
       out.push_back(largest_batch_case(model, precision_arms()));
     }
     return out;

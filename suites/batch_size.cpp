@@ -32,7 +32,7 @@ namespace {
 // CPU targets sit where the arms' median curves cross them within the epochs a trial times (at
 // least 5 with --quick); a seed that does not get there is counted as not reached. The CUDA
 // recipe is untuned (no GPU was at hand): its curves say how far each arm got.
-struct Recipe {
+struct TimeToAccuracyRecipe {
   LearnableDataOptions data;
   std::int64_t small_batch = 32;
   double small_lr = 0.05;
@@ -42,8 +42,8 @@ struct Recipe {
   double target_accuracy = 0.85;
 };
 
-Recipe recipe_for(const SuiteContext& context, const std::string& model) {
-  Recipe r;
+TimeToAccuracyRecipe recipe_for(const SuiteContext& context, const std::string& model) {
+  TimeToAccuracyRecipe r;
   if (context.device.is_cuda()) {
     r.data = {.train_samples = 16384, .test_samples = 4096, .image_size = 32, .noise = 8.0, .seed = context.seed};
     r.small_batch = 128;
@@ -162,7 +162,7 @@ class BatchSize final : public Suite {
       }
       out.push_back(std::move(sweep));
 
-      const Recipe r = recipe_for(context, model);
+      const TimeToAccuracyRecipe r = recipe_for(context, model);
       const std::int64_t large = r.small_batch * r.large_factor;
       const std::string large_lr = fmt::format("{:g}", linear_scaled_lr(r.small_lr, large, r.small_batch));
       const std::string warmup = fmt::format("{:g}", r.warmup_epochs);
@@ -225,7 +225,7 @@ class BatchSize final : public Suite {
       return make_training_workload(
           context, TrainingSpec{.model = model, .batch_size = level_int(arm.levels, "batch"), .model_options = {}});
     }
-    const Recipe r = recipe_for(context, model);
+    const TimeToAccuracyRecipe r = recipe_for(context, model);
     TimeToAccuracySpec spec;
     spec.model = model;
     spec.batch_size = level_int(arm.levels, "batch");

@@ -13,7 +13,7 @@ namespace tipbench::suites {
 namespace {
 // --quick on a CPU: bf16 NCHW steps of small_cnn take ~16x fp32's there (308 vs 19 ms at batch
 // 32, measured on 2 EPYC cores), so the quick batch is 4.
-constexpr std::int64_t kQuickCpuBatch = 4;
+constexpr std::int64_t kChannelsLastQuickCpuBatch = 4;
 }  // namespace
 
 class ChannelsLast final : public Suite {
@@ -30,7 +30,7 @@ class ChannelsLast final : public Suite {
     return training_cases(context,
                           {{"nchw", {{"memory_format", "nchw"}}}, {"nhwc", {{"memory_format", "channels_last"}}}},
                           {{"precision", {precision_name(Precision::fp32), precision_name(Precision::bf16)}}},
-                          {.quick_cpu_batch = kQuickCpuBatch});
+                          {.quick_cpu_batch = kChannelsLastQuickCpuBatch});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {

@@ -22,7 +22,7 @@ namespace {
 
 // --quick on a CPU: an anomaly-detection step of small_cnn at batch 32 took 210 ms against 13.5 ms
 // without (2 EPYC cores), so the quick batch is 8.
-constexpr std::int64_t kQuickCpuBatch = 8;
+constexpr std::int64_t kDebugApisQuickCpuBatch = 8;
 
 namespace kineto = torch::autograd::profiler;
 using torch::profiler::impl::ActivityType;
@@ -96,7 +96,7 @@ class DebugApis final : public Suite {
     return training_cases(
         context,
         {{"off", {{"debug", "off"}}}, {"anomaly", {{"debug", "anomaly"}}}, {"profiler", {{"debug", "profiler"}}}}, {},
-        {.quick_cpu_batch = kQuickCpuBatch});
+        {.quick_cpu_batch = kDebugApisQuickCpuBatch});
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {

@@ -42,7 +42,7 @@ Restore set_tf32(bool on) {
 }
 
 // A CNN and a ViT: TF32 changes convolutions (cuDNN) and matmuls (cuBLAS) through two knobs.
-std::vector<std::string> default_models(const SuiteContext& context) {
+std::vector<std::string> tf32_models(const SuiteContext& context) {
   if (!context.models.empty()) return context.models;
   if (!context.device.is_cuda()) return models_to_run(context);
   return context.quick ? std::vector<std::string>{"resnet18", "vit_ti_16"}
@@ -59,7 +59,7 @@ class Tf32 final : public Suite {
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
-    for (const auto& model : default_models(context)) {
+    for (const auto& model : tf32_models(context)) {
       out.push_back({training_params(context, model), {{"ieee", {{"tf32", "off"}}}, {"tf32", {{"tf32", "on"}}}}});
     }
     return out;

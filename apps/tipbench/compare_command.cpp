@@ -4,10 +4,11 @@
 #include "tipbench/commands.h"
 
 #include "cli_checks.h"
-#include "tipbench/json_number.h"
+#include "file_label.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/json_number.h"
 #include "tipbench/partial_run.h"
 #include "tipbench/reports/comparison_report.h"
 
@@ -27,11 +28,6 @@ struct CompareFlags {
   std::string out;
   std::uint64_t seed = 0;
 };
-
-std::string label_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 nlohmann::json to_json(const std::vector<reports::NamedRun>& runs, const std::vector<gate::RunComparison>& all) {
   nlohmann::json out = nlohmann::json::array();
@@ -63,7 +59,7 @@ nlohmann::json to_json(const std::vector<reports::NamedRun>& runs, const std::ve
 int run_compare(const CompareFlags& f) {
   std::vector<reports::NamedRun> runs;
   try {
-    for (const auto& path : f.files) runs.push_back({label_of(path), read_result_or_partial(path)});
+    for (const auto& path : f.files) runs.push_back({file_label(path), read_result_or_partial(path)});
   } catch (const InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_code::usage;

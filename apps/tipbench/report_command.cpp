@@ -4,6 +4,7 @@
 #include "tipbench/commands.h"
 
 #include "cli_checks.h"
+#include "file_label.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
@@ -37,11 +38,6 @@ struct ReportFlags {
   bool one_machine = false;
   double threshold_pct = 3;
 };
-
-std::string label_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // A file name from a run's label: lower-case, unsafe characters as '-'.
 std::string stem_of(const std::string& label) {
@@ -93,11 +89,11 @@ int run_report(const ReportFlags& f) {
   reports::HtmlOptions options{.title = f.title, .practical_threshold = f.threshold_pct / 100, .paired = f.paired};
   try {
     if (!f.baseline.empty()) {
-      runs.push_back({"baseline " + label_of(f.baseline), read_result_or_partial(f.baseline)});
+      runs.push_back({"baseline " + file_label(f.baseline), read_result_or_partial(f.baseline)});
       options.primary = 1;
     }
     std::vector<reports::NamedRun> files;
-    for (const auto& path : f.files) files.push_back({label_of(path), read_result_or_partial(path)});
+    for (const auto& path : f.files) files.push_back({file_label(path), read_result_or_partial(path)});
     if (f.one_machine) {
       runs.push_back(reports::merge_runs_of_one_machine(files));
     } else {

@@ -197,7 +197,8 @@ struct ExportedProgram::Compiled {
 
 Argument ExportedProgram::Compiled::decode(const json& serialized, const c10::Argument& parameter) const {
   Argument a;
-  const auto [kind, v] = union_of(serialized);
+  const auto [kind, value] = union_of(serialized);
+  const auto& v = value;  // a lambda may not capture a structured binding before clang 16
   auto list_of = [&](Argument::ListOf type, const std::function<std::pair<int, c10::IValue>(const json&)>& item) {
     a.from = Argument::From::list;
     a.list = type;

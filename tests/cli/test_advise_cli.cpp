@@ -1,13 +1,16 @@
-// `tipbench advise` and the recipe suite end to end with the real binary on a CPU: the quick flow
-// writes its ranked advice, the recipe's measurement, report.html and a recipe.py that runs in the
-// project's Python; a recipe run has its leave-one-out arms and their worth; bad input is one line
-// and exit 2.
+// `tipbench advise` and the recipe suite end to end with the real binary on a CPU: advice from a
+// quick run of every suite writes its ranked advice, the recipe's measurement, report.html and a
+// recipe.py that runs in the project's Python; a recipe run has its leave-one-out arms and their
+// worth; bad input is one line and exit 2.
 #include "tipbench/exit_codes.h"
 #include "tipbench/result.h"
 
 #include "child_process.h"
+#include "every_suite_run.h"
 #include "scratch_dir.h"
 #include "test_paths.h"
+#include "text_match.h"
+#include "tipbench_cmd.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -18,23 +21,23 @@
 namespace {
 
 namespace fs = std::filesystem;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::read_bytes;
+using tipbench::testing::tipbench_cmd;
 
-tipbench::testing::ChildOutcome advise_cmd(const fs::path& logs, std::vector<std::string> args) {
-  args.insert(args.begin(), TIPBENCH_BINARY);
-  return tipbench::testing::run_child(args, logs / "stdout.txt", logs / "stderr.txt");
-}
-
-bool mentions(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
+// From the shared quick run of every suite (every_suite_run.h, the fixture CliBinary's test makes):
+// advise's own measuring of the tips alone is ModelFileCli.AdviseRanksTheTipsOnTheFilesModel's.
 TEST(AdviseCli, QuickCpuAdviceRanksMeasuresTheRecipeAndWritesRunnableCode) {
+  const auto& run = tipbench::testing::every_suite_run();
+  ASSERT_TRUE(run.error.empty()) << run.error;
   const auto dir = fresh_scratch_dir("advise_quick");
   const auto out = dir / "advice";
   // 3 blocks, not --quick's 6: the flow is what is tested, and CI's time is short.
-  const auto o = advise_cmd(dir, {"advise", "--quick", "--blocks", "3", "--model", "small_cnn", "--out", out.string()});
+  const auto o = tipbench_cmd(dir, {"advise", "--from", run.result.string(), "--quick", "--blocks", "3", "--model",
+                                    "small_cnn", "--out", out.string()});
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_TRUE(mentions(o.out, "## The tips, ranked")) << o.out;
+  EXPECT_TRUE(contains(o.out, "## The tips, ranked")) << o.out;
   const auto advice = nlohmann::json::parse(read_bytes(out / "advice.json"));
   EXPECT_EQ(advice.at("model"), "small_cnn");
   EXPECT_EQ(advice.at("device"), "cpu");
@@ -52,18 +55,18 @@ TEST(AdviseCli, QuickCpuAdviceRanksMeasuresTheRecipeAndWritesRunnableCode) {
     EXPECT_TRUE(!recipe.at("combined").is_null() || !recipe.at("not_measured").get<std::string>().empty());
     EXPECT_EQ(recipe.at("worth").size(), in_recipe);
   }
-  EXPECT_TRUE(mentions(read_bytes(out / "report.html"), "Advice: small_cnn on cpu"));
+  EXPECT_TRUE(contains(read_bytes(out / "report.html"), "Advice: small_cnn on cpu"));
   const auto py = tipbench::testing::run_child({TIPBENCH_PYTHON, (out / "recipe.py").string(), "--steps", "2"},
                                                dir / "py.out", dir / "py.err");
   EXPECT_EQ(py.code, 0) << py.err;
-  EXPECT_TRUE(mentions(py.out, "recipe ran 2 steps on cpu")) << py.out;
+  EXPECT_TRUE(contains(py.out, "recipe ran 2 steps on cpu")) << py.out;
 }
 
 TEST(AdviseCli, ARecipeRunHasItsLeaveOneOutArmsAndTheirWorth) {
   const auto dir = fresh_scratch_dir("advise_recipe_run");
   const auto result = dir / "recipe.json";
-  const auto o = advise_cmd(dir, {"run", "--suite", "recipe", "--recipe", "channels_last:nhwc,optimizer:foreach",
-                                  "--quick", "--blocks", "3", "--out", result.string()});
+  const auto o = tipbench_cmd(dir, {"run", "--suite", "recipe", "--recipe", "channels_last:nhwc,optimizer:foreach",
+                                    "--quick", "--blocks", "3", "--out", result.string()});
   ASSERT_EQ(o.code, 0) << o.err;
   const auto r = tipbench::read_result(result.string());
   ASSERT_EQ(r.suites.size(), 1u);
@@ -72,19 +75,19 @@ TEST(AdviseCli, ARecipeRunHasItsLeaveOneOutArmsAndTheirWorth) {
   for (const auto& arm : c.arms) EXPECT_EQ(arm.status, tipbench::ArmStatus::ok) << arm.arm << ": " << arm.reason;
   EXPECT_EQ(c.arms[1].info.at("ingredients").size(), 2u);
   std::size_t worth_notes = 0;
-  for (const auto& note : r.suites[0].notes) worth_notes += mentions(note, "inside the recipe") ? 1 : 0;
+  for (const auto& note : r.suites[0].notes) worth_notes += contains(note, "inside the recipe") ? 1 : 0;
   EXPECT_EQ(worth_notes, 2u);
   // A recipe run holds no single-tip case to rank; results of two devices are not one machine's.
-  const auto from = advise_cmd(dir, {"advise", "--from", result.string(), "--out", (dir / "from").string()});
+  const auto from = tipbench_cmd(dir, {"advise", "--from", result.string(), "--out", (dir / "from").string()});
   EXPECT_EQ(from.code, tipbench::exit_code::usage) << from.err;
-  EXPECT_TRUE(mentions(from.err, "hold no tip measured")) << from.err;
+  EXPECT_TRUE(contains(from.err, "hold no tip measured")) << from.err;
   auto other = nlohmann::json::parse(read_bytes(result));
   other["context"]["device"] = "cuda:0";
   tipbench::testing::write_bytes(dir / "other.json", other.dump());
-  const auto two = advise_cmd(dir, {"advise", "--from", result.string(), "--from", (dir / "other.json").string(),
-                                    "--out", (dir / "two").string()});
+  const auto two = tipbench_cmd(dir, {"advise", "--from", result.string(), "--from", (dir / "other.json").string(),
+                                      "--out", (dir / "two").string()});
   EXPECT_EQ(two.code, tipbench::exit_code::usage) << two.err;
-  EXPECT_TRUE(mentions(two.err, "give one machine's results")) << two.err;
+  EXPECT_TRUE(contains(two.err, "give one machine's results")) << two.err;
 }
 
 TEST(AdviseCli, BadInputIsOneLineAndExit2) {
@@ -98,10 +101,10 @@ TEST(AdviseCli, BadInputIsOneLineAndExit2) {
       {"run", "--suite", "recipe", "--recipe", "determinism:deterministic,cudnn_benchmark:on", "--quick", "--out",
        (dir / "r.json").string()}};
   for (const auto& args : bad) {
-    const auto o = advise_cmd(dir, args);
+    const auto o = tipbench_cmd(dir, args);
     EXPECT_EQ(o.code, tipbench::exit_code::usage) << args.back() << ": " << o.err;
-    EXPECT_TRUE(mentions(o.err, "error: ")) << o.err;
-    EXPECT_FALSE(mentions(o.err, "terminate")) << o.err;
+    EXPECT_TRUE(contains(o.err, "error: ")) << o.err;
+    EXPECT_FALSE(contains(o.err, "terminate")) << o.err;
   }
   EXPECT_FALSE(fs::exists(dir / "r.json"));
 }

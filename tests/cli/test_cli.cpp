@@ -11,9 +11,11 @@
 #include "tipbench/run_resume.h"
 
 #include "cli_capture.h"
+#include "every_suite_run.h"
 #include "running_child.h"
 #include "scratch_dir.h"
 #include "test_paths.h"
+#include "text_match.h"
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -46,6 +48,7 @@ namespace {
 namespace fs = std::filesystem;
 using tipbench::ArmStatus;
 using tipbench::testing::cli;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::list_dir;
 using tipbench::testing::read_bytes;
@@ -67,10 +70,6 @@ std::vector<std::string> known_only(const std::vector<std::string>& names) {
     if (is_known_suite(n)) out.push_back(n);
   }
   return out;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -480,23 +479,15 @@ TEST(CliRun, CpuTimeIsRecordedAndProfileWritesATracePerArm) {
 // ---------------------------------------------------------------------------------------------
 // End to end, the real binary in a child process.
 
+// The shared quick run of every suite (every_suite_run.h): ctest runs this test first, as the
+// fixture AdviseCli's test reads.
 TEST(CliBinary, QuickRunOfAllSuitesReplacesAnExistingResult) {
-  const auto dir = fresh_scratch_dir("cli_binary_all");
-  const auto logs = fresh_scratch_dir("cli_binary_all_logs");
-  const auto out = dir / "all.json";
-  write_bytes(out, "an older file that the run replaces\n");
+  const auto& run = tipbench::testing::every_suite_run();
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_TRUE(contains(run.stdout_text, "wrote ") && contains(run.stdout_text, "/run/all.json")) << run.stdout_text;
+  EXPECT_EQ(run.listing, "all.json\n") << "temporary file left behind";
 
-  // --blocks 3: the fewest that still give comparisons; every suite registered runs.
-  RunningChild child({TIPBENCH_BINARY, "run", "--quick", "--blocks", "3", "--out", out.string()}, logs);
-  ASSERT_TRUE(child.started()) << TIPBENCH_BINARY;
-  // Under ctest's 900 s limit; about 140 s on 2 idle cores, several times that on a loaded one.
-  ASSERT_TRUE(child.wait(std::chrono::seconds(840))) << "timed out\n" << child.describe();
-  ASSERT_TRUE(child.exited()) << child.describe();
-  ASSERT_EQ(child.exit_code(), tipbench::exit_code::ok) << child.describe();
-  EXPECT_TRUE(contains(child.stdout_text(), "wrote " + out.string())) << child.describe();
-  EXPECT_EQ(list_dir(dir), std::vector<std::string>{"all.json"}) << "temporary file left behind";
-
-  const tipbench::Result r = tipbench::read_result(out.string());
+  const tipbench::Result r = tipbench::read_result(run.result.string());
   const bool cuda = torch::cuda::is_available();
   EXPECT_EQ(r.context.device, cuda ? "cuda:0" : "cpu");
   EXPECT_EQ(r.context.settings.blocks, 3);

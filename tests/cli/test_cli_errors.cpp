@@ -11,6 +11,8 @@
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "test_paths.h"
+#include "text_match.h"
+#include "tipbench_cmd.h"
 
 #include <gtest/gtest.h>
 
@@ -27,19 +29,14 @@
 namespace {
 
 namespace fs = std::filesystem;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::list_dir;
 using tipbench::testing::synthetic_run;
+using tipbench::testing::tipbench_cmd;
 using tipbench::testing::write_bytes;
 
 using Outcome = tipbench::testing::ChildOutcome;
-
-Outcome tipbench_cmd(const fs::path& logs, std::vector<std::string> args) {
-  args.insert(args.begin(), TIPBENCH_BINARY);
-  return tipbench::testing::run_child(args, logs / "stdout.txt", logs / "stderr.txt");
-}
-
-bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
 
 std::string save(const fs::path& dir, const std::string& name, const tipbench::Result& r) {
   const std::string path = (dir / name).string();
@@ -51,11 +48,11 @@ std::string save(const fs::path& dir, const std::string& name, const tipbench::R
 void expect_refused(const Outcome& o, const std::string& path, const std::string& what) {
   SCOPED_TRACE(what + " -> " + path);
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "error: ")) << o.err;
-  EXPECT_TRUE(has(o.err, path.substr(0, 40))) << o.err;  // long paths are abbreviated
+  EXPECT_TRUE(contains(o.err, "error: ")) << o.err;
+  EXPECT_TRUE(contains(o.err, path.substr(0, 40))) << o.err;  // long paths are abbreviated
   EXPECT_LT(o.err.size(), 1000u) << "a 100 kB path is not repeated in full";
-  EXPECT_FALSE(has(o.err, "terminate called")) << o.err;
-  EXPECT_FALSE(has(o.err, "frame #")) << o.err;
+  EXPECT_FALSE(contains(o.err, "terminate called")) << o.err;
+  EXPECT_FALSE(contains(o.err, "frame #")) << o.err;
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
 }
 
@@ -78,7 +75,7 @@ TEST(UnwritableOutputs, RunIsRefusedBeforeTheFirstTrial) {
   for (const auto& path : unwritable(dir).bad_files) {
     const auto o = tipbench_cmd(dir, {"run", "--suite", "zero_grad", "--quick", "--out", path});
     expect_refused(o, path, "run --out");
-    EXPECT_FALSE(has(o.err, "suite(s) on")) << "nothing was started: " << o.err;
+    EXPECT_FALSE(contains(o.err, "suite(s) on")) << "nothing was started: " << o.err;
   }
 }
 
@@ -135,7 +132,7 @@ TEST(CliTraps, AFlagIsNeverTakenAsAValue) {
   const auto dir = fresh_scratch_dir("traps_flag_value");
   const auto o = tipbench_cmd(dir, {"run", "--out", "--quick"});
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "got the flag '--quick'")) << o.err;
+  EXPECT_TRUE(contains(o.err, "got the flag '--quick'")) << o.err;
   EXPECT_FALSE(fs::exists("--quick"));
   const auto a = save(dir, "a.json", synthetic_run({.seed = 1}));
   EXPECT_EQ(tipbench_cmd(dir, {"compare", a, a, "--out", "--format"}).code, tipbench::exit_code::usage);
@@ -152,7 +149,7 @@ TEST(CliTraps, ANegativeSeedIsRefusedNotWrapped) {
                                              {"data", "make", "--out", (dir / "d").string(), "--seed", "-1"}}) {
     const auto o = tipbench_cmd(dir, args);
     EXPECT_EQ(o.code, tipbench::exit_code::usage) << args[0] << ": " << o.err;
-    EXPECT_TRUE(has(o.err, "'-1' is not a whole number")) << o.err;
+    EXPECT_TRUE(contains(o.err, "'-1' is not a whole number")) << o.err;
   }
 }
 
@@ -186,8 +183,8 @@ TEST(CliTraps, NanAndInfinityAreRefusedByEveryNumberFlag) {
       SCOPED_TRACE(args[0] + " " + args[args.size() - 2] + " " + value);
       const auto o = tipbench_cmd(dir, args);
       EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-      EXPECT_TRUE(has(o.err, value)) << "names the value: " << o.err;
-      EXPECT_FALSE(has(o.err, "suite(s) on")) << "nothing was started: " << o.err;
+      EXPECT_TRUE(contains(o.err, value)) << "names the value: " << o.err;
+      EXPECT_FALSE(contains(o.err, "suite(s) on")) << "nothing was started: " << o.err;
     }
   }
   EXPECT_FALSE(fs::exists(out));
@@ -200,10 +197,10 @@ TEST(CliTraps, RunRefusesAnArgumentAResultCannotRecord) {
   const std::string out = (dir / "x\xff.json").string();
   const auto o = tipbench_cmd(dir, {"run", "--suite", "zero_grad", "--quick", "--out", out});
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "is not valid UTF-8")) << o.err;
-  EXPECT_TRUE(has(o.err, "x\\xff.json")) << o.err;
-  EXPECT_FALSE(has(o.err, "json.exception")) << o.err;
-  EXPECT_FALSE(has(o.err, "suite(s) on")) << "nothing was started: " << o.err;
+  EXPECT_TRUE(contains(o.err, "is not valid UTF-8")) << o.err;
+  EXPECT_TRUE(contains(o.err, "x\\xff.json")) << o.err;
+  EXPECT_FALSE(contains(o.err, "json.exception")) << o.err;
+  EXPECT_FALSE(contains(o.err, "suite(s) on")) << "nothing was started: " << o.err;
 }
 
 // A dataset that cannot fit the disk (10 million 2000x2000 JPEGs: about 19 TB) is refused at
@@ -213,7 +210,7 @@ TEST(CliTraps, ADatasetLargerThanTheDiskIsRefusedBeforeWriting) {
   const auto out = (dir / "d").string();
   const auto o = tipbench_cmd(dir, {"data", "make", "--out", out, "--images", "10000000", "--size", "2000x2000"});
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "need about")) << o.err;
+  EXPECT_TRUE(contains(o.err, "need about")) << o.err;
   EXPECT_LT(o.seconds, 30) << "refused before writing, not after";
   EXPECT_TRUE(list_dir(dir / "d").size() <= 1) << "at most the lock file";
 }
@@ -222,12 +219,12 @@ TEST(CliTraps, AnUnknownFlagListsThatSubcommandsFlags) {
   const auto dir = fresh_scratch_dir("traps_unknown_flag");
   auto o = tipbench_cmd(dir, {"run", "--frobnicate"});
   EXPECT_EQ(o.code, tipbench::exit_code::usage);
-  EXPECT_TRUE(has(o.err, "Valid flags of `tipbench run`: --suite")) << o.err;
-  EXPECT_FALSE(has(o.err, "Valid subcommands")) << o.err;
+  EXPECT_TRUE(contains(o.err, "Valid flags of `tipbench run`: --suite")) << o.err;
+  EXPECT_FALSE(contains(o.err, "Valid subcommands")) << o.err;
   const auto a = save(dir, "a.json", synthetic_run({.seed = 1}));
   o = tipbench_cmd(dir, {"baseline", "save", a, "--frobnicate"});
   EXPECT_EQ(o.code, tipbench::exit_code::usage);
-  EXPECT_TRUE(has(o.err, "Valid flags of `tipbench baseline save`: --name, --force")) << o.err;
+  EXPECT_TRUE(contains(o.err, "Valid flags of `tipbench baseline save`: --name, --force")) << o.err;
 }
 
 TEST(CliTraps, ReportGbenchKeepsTwoInputsOfOneFileName) {
@@ -255,7 +252,7 @@ TEST(RankCounts, MoreRanksThanCoresAreRefusedBeforeAnyStarts) {
   args.insert(args.end(), {"--nproc", "1024"});
   auto o = tipbench_cmd(dir, args);
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "--oversubscribe")) << o.err;
+  EXPECT_TRUE(contains(o.err, "--oversubscribe")) << o.err;
   EXPECT_LT(o.seconds, 60) << "refused, not launched";
 
   args = run;
@@ -266,7 +263,7 @@ TEST(RankCounts, MoreRanksThanCoresAreRefusedBeforeAnyStarts) {
   args.insert(args.end(), {"--nproc", std::to_string(4 * cores + 1), "--oversubscribe"});
   o = tipbench_cmd(dir, args);
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "at most 4 ranks per core")) << o.err;
+  EXPECT_TRUE(contains(o.err, "at most 4 ranks per core")) << o.err;
 }
 
 }  // namespace

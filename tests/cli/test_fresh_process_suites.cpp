@@ -9,6 +9,7 @@
 #include "child_process.h"
 #include "scratch_dir.h"
 #include "test_paths.h"
+#include "text_match.h"
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -24,8 +25,7 @@
 namespace {
 
 using tipbench::ArmStatus;
-
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+using tipbench::testing::contains;
 
 const std::string kJemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
 

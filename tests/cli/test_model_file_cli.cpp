@@ -12,6 +12,8 @@
 #include "running_child.h"
 #include "scratch_dir.h"
 #include "test_paths.h"
+#include "text_match.h"
+#include "tipbench_cmd.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -24,16 +26,10 @@
 namespace {
 
 namespace fs = std::filesystem;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::model_files;
-using Outcome = tipbench::testing::ChildOutcome;
-
-Outcome tipbench_cmd(const fs::path& logs, std::vector<std::string> args) {
-  args.insert(args.begin(), TIPBENCH_BINARY);
-  return tipbench::testing::run_child(args, logs / "stdout.txt", logs / "stderr.txt");
-}
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using tipbench::testing::tipbench_cmd;
 
 class ModelFileCli : public ::testing::Test {
  protected:
@@ -59,11 +55,11 @@ TEST_F(ModelFileCli, RunTrainsTheFilesModelAndRecordsItsIdentity) {
   int ok = 0;
   for (const auto& suite : r.suites) {
     for (const auto& c : suite.cases) {
-      EXPECT_TRUE(has(c.name, "model:tiny_net")) << c.name;
+      EXPECT_TRUE(contains(c.name, "model:tiny_net")) << c.name;
       for (const auto& arm : c.arms) {
         if (suite.name == "conv_bias") {
           EXPECT_EQ(arm.status, tipbench::ArmStatus::skipped) << arm.name;
-          EXPECT_TRUE(has(arm.reason, "is a model file, run as written")) << arm.reason;
+          EXPECT_TRUE(contains(arm.reason, "is a model file, run as written")) << arm.reason;
         } else {
           EXPECT_EQ(arm.status, tipbench::ArmStatus::ok) << arm.name << ": " << arm.reason;
           ok += arm.status == tipbench::ArmStatus::ok;
@@ -88,7 +84,7 @@ TEST_F(ModelFileCli, AdviseRanksTheTipsOnTheFilesModel) {
   for (const auto& tip : advice.at("ranked")) {
     if (tip.at("tip") != "conv_bias") continue;
     conv_bias_seen = true;
-    EXPECT_TRUE(has(tip.at("not_measured").get<std::string>(), "model file")) << tip.dump();
+    EXPECT_TRUE(contains(tip.at("not_measured").get<std::string>(), "model file")) << tip.dump();
   }
   EXPECT_TRUE(conv_bias_seen);
   if (!advice.at("recipe").at("tips").empty()) {
@@ -110,7 +106,7 @@ TEST_F(ModelFileCli, RunTrainsATorchExportArchive) {
   EXPECT_EQ(mf.at("name"), "tiny_pt2");
   EXPECT_EQ(mf.at("format"), "pt2");
   EXPECT_EQ(mf.at("how"), "export");
-  EXPECT_TRUE(has(mf.at("executor").at("runner").get<std::string>(), "c10::Dispatcher")) << mf.dump();
+  EXPECT_TRUE(contains(mf.at("executor").at("runner").get<std::string>(), "c10::Dispatcher")) << mf.dump();
   int ok = 0;
   for (const auto& suite : r.suites) {
     for (const auto& c : suite.cases) {
@@ -147,9 +143,9 @@ TEST_F(ModelFileCli, BadFilesAndFlagsEndInOneLineAndExit2WithNothingWritten) {
     const auto o = tipbench_cmd(dir, args);
     SCOPED_TRACE(flags.back());
     EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-    EXPECT_TRUE(has(o.err, reason)) << o.err;
+    EXPECT_TRUE(contains(o.err, reason)) << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
-    EXPECT_FALSE(has(o.err, "terminate called") || has(o.err, "frame #")) << o.err;
+    EXPECT_FALSE(contains(o.err, "terminate called") || contains(o.err, "frame #")) << o.err;
     EXPECT_FALSE(fs::exists(out));
     EXPECT_FALSE(fs::exists(out + ".partial"));
   }
@@ -158,7 +154,7 @@ TEST_F(ModelFileCli, BadFilesAndFlagsEndInOneLineAndExit2WithNothingWritten) {
       tipbench_cmd(dir, {"run", "--suite", "zero_grad", "--quick", "--blocks", "2", "--out", out, "--model-file",
                          file("no_metadata.pt"), "--model-input", "3,32,32", "--model-classes", "10", "--dry-run"});
   EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
-  EXPECT_TRUE(has(o.out, "model:no_metadata")) << o.out;
+  EXPECT_TRUE(contains(o.out, "model:no_metadata")) << o.out;
 }
 
 // An interrupted run on a model file resumes on that file only: the same bytes finish it, another
@@ -181,7 +177,7 @@ TEST_F(ModelFileCli, ResumeFinishesOnTheSameFileAndRefusesAnotherVersion) {
   fs::copy_file(file("tiny_v2.pt"), model, fs::copy_options::overwrite_existing);
   const auto refused = tipbench_cmd(dir, {"run", "--resume", out + ".partial"});
   EXPECT_EQ(refused.code, tipbench::exit_code::usage) << refused.err;
-  EXPECT_TRUE(has(refused.err, "model file sha256")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "model file sha256")) << refused.err;
   EXPECT_TRUE(fs::exists(out + ".partial")) << "the kept case is not lost";
 
   fs::copy_file(file("tiny.pt"), model, fs::copy_options::overwrite_existing);
@@ -206,7 +202,7 @@ TEST_F(ModelFileCli, GatePairsTwoVersionsOfAModelAndRefusesWhatCannotPair) {
   const auto names = tipbench_cmd(dir, {"gate", "--base-model-file", file("tiny.pt"), "--head-model-file",
                                         file("other_name.pt"), "--suite", "zero_grad"});
   EXPECT_EQ(names.code, tipbench::exit_code::usage) << names.err;
-  EXPECT_TRUE(has(names.err, "same --name")) << names.err;
+  EXPECT_TRUE(contains(names.err, "same --name")) << names.err;
   const auto alone = tipbench_cmd(dir, {"gate", "--base-model-file", file("tiny.pt"), "--suite", "zero_grad"});
   EXPECT_EQ(alone.code, tipbench::exit_code::usage) << alone.err;
 
@@ -214,7 +210,7 @@ TEST_F(ModelFileCli, GatePairsTwoVersionsOfAModelAndRefusesWhatCannotPair) {
   const auto stored = tipbench_cmd(dir, {"gate", "--baseline", (dir / "session" / "base.json").string(), "--current",
                                          (dir / "session" / "head.json").string(), "--no-rerun"});
   EXPECT_EQ(stored.code, tipbench::exit_code::usage) << stored.err;
-  EXPECT_TRUE(has(stored.err, "different models never gate each other")) << stored.err;
+  EXPECT_TRUE(contains(stored.err, "different models never gate each other")) << stored.err;
 }
 
 }  // namespace

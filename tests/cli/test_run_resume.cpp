@@ -10,6 +10,7 @@
 #include "running_child.h"
 #include "scratch_dir.h"
 #include "test_paths.h"
+#include "text_match.h"
 
 #include <gtest/gtest.h>
 
@@ -26,13 +27,12 @@
 namespace {
 
 namespace fs = std::filesystem;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::list_dir;
 using tipbench::testing::read_bytes;
 using tipbench::testing::RunningChild;
 using tipbench::testing::write_bytes;
-
-bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
 
 // Two suites of one case each on the small CNN; zero_grad (the first case) takes a few seconds,
 // conv_bias (the second) about as long, so a signal sent once the partial file appears lands
@@ -53,9 +53,9 @@ void interrupt_after_first_case(const fs::path& dir, const fs::path& logs, int s
   ASSERT_TRUE(child.signaled()) << child.describe();
   EXPECT_EQ(child.signal(), signal_number);
   if (signal_number != SIGKILL) {
-    EXPECT_TRUE(has(child.stderr_text(), "interrupted: 1 case(s) kept in " + (dir / "r.json.partial").string()))
+    EXPECT_TRUE(contains(child.stderr_text(), "interrupted: 1 case(s) kept in " + (dir / "r.json.partial").string()))
         << child.describe();
-    EXPECT_TRUE(has(child.stderr_text(), "tipbench run --resume")) << child.describe();
+    EXPECT_TRUE(contains(child.stderr_text(), "tipbench run --resume")) << child.describe();
   }
   EXPECT_EQ(list_dir(dir), std::vector<std::string>{"r.json.partial"}) << "no result, no temporary file";
 }
@@ -86,7 +86,7 @@ void expect_resumed_result(const fs::path& dir, const tipbench::PartialRun& kept
   EXPECT_EQ(r.context.timestamp_utc, kept.result.context.timestamp_utc);
   EXPECT_EQ(r.context.argv, kept.result.context.argv);
   bool warned = false;
-  for (const auto& w : r.context.warnings) warned = warned || has(w, "resumed at");
+  for (const auto& w : r.context.warnings) warned = warned || contains(w, "resumed at");
   EXPECT_TRUE(warned);
 }
 
@@ -99,21 +99,21 @@ void expect_partial_shown_not_stored(const fs::path& dir, const fs::path& logs) 
   auto o = tipbench::testing::run_child({TIPBENCH_BINARY, "compare", partial, partial, "--format", "markdown"},
                                         logs / "compare.out", logs / "compare.err");
   EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
-  EXPECT_TRUE(has(o.out, "zero_grad/model:small_cnn")) << o.out;
-  EXPECT_FALSE(has(o.out, "conv_bias")) << "the case it did not reach is not invented\n" << o.out;
-  EXPECT_TRUE(has(o.out, "> A: warning: " + partial + " is a partial run: the 1 case(s)")) << o.out;
+  EXPECT_TRUE(contains(o.out, "zero_grad/model:small_cnn")) << o.out;
+  EXPECT_FALSE(contains(o.out, "conv_bias")) << "the case it did not reach is not invented\n" << o.out;
+  EXPECT_TRUE(contains(o.out, "> A: warning: " + partial + " is a partial run: the 1 case(s)")) << o.out;
 
   const auto report = logs / "report";
   o = tipbench::testing::run_child({TIPBENCH_BINARY, "report", partial, "--out", report.string()}, logs / "report.out",
                                    logs / "report.err");
   EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
-  EXPECT_TRUE(has(read_bytes(report / "report.html"), "is a partial run: the 1 case(s)"));
+  EXPECT_TRUE(contains(read_bytes(report / "report.html"), "is a partial run: the 1 case(s)"));
 
   o = tipbench::testing::run_child(
       {TIPBENCH_BINARY, "baseline", "--dir", (logs / "baselines").string(), "save", partial}, logs / "save.out",
       logs / "save.err");
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "tipbench run --resume " + partial)) << o.err;
+  EXPECT_TRUE(contains(o.err, "tipbench run --resume " + partial)) << o.err;
   if (fs::exists(logs / "baselines")) {
     for (const auto& e : fs::recursive_directory_iterator(logs / "baselines")) {
       EXPECT_FALSE(e.is_regular_file()) << "stored: " << e.path();
@@ -135,12 +135,12 @@ TEST(RunResume, SigintKeepsTheFinishedCaseAndResumeFinishesTheRun) {
   const std::string before = read_bytes(dir / "r.json.partial");
   auto o = resume(dir, logs, {"--blocks", "5"});
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "--blocks: 5 here, 3 in the partial run")) << o.err;
+  EXPECT_TRUE(contains(o.err, "--blocks: 5 here, 3 in the partial run")) << o.err;
   EXPECT_EQ(read_bytes(dir / "r.json.partial"), before);
 
   o = resume(dir, logs);
   ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
-  EXPECT_TRUE(has(o.err, "resuming")) << o.err;
+  EXPECT_TRUE(contains(o.err, "resuming")) << o.err;
   expect_resumed_result(dir, kept);
 }
 
@@ -173,8 +173,8 @@ TEST(RunResume, KillNineLeavesTheFinishedCaseOnDisk) {
   auto o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "other.partial").string()},
                                         logs / "o.out", logs / "o.err");
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "measured elsewhere")) << o.err;
-  EXPECT_TRUE(has(o.err, "nvidia-h100_cuda13.0_torch2.11.0")) << o.err;
+  EXPECT_TRUE(contains(o.err, "measured elsewhere")) << o.err;
+  EXPECT_TRUE(contains(o.err, "nvidia-h100_cuda13.0_torch2.11.0")) << o.err;
   fs::remove(dir / "other.partial");
 
   // Not a partial file at all.
@@ -182,7 +182,7 @@ TEST(RunResume, KillNineLeavesTheFinishedCaseOnDisk) {
   o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "result.json").string()}, logs / "o.out",
                                    logs / "o.err");
   EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-  EXPECT_TRUE(has(o.err, "not a partial run file")) << o.err;
+  EXPECT_TRUE(contains(o.err, "not a partial run file")) << o.err;
   fs::remove(dir / "result.json");
 
   // Options a command line could not have given, or that disagree with the settings the kept
@@ -201,7 +201,7 @@ TEST(RunResume, KillNineLeavesTheFinishedCaseOnDisk) {
     o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "damaged.partial").string()},
                                      logs / "o.out", logs / "o.err");
     EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
-    EXPECT_TRUE(has(o.err, says)) << o.err;
+    EXPECT_TRUE(contains(o.err, says)) << o.err;
     EXPECT_TRUE(fs::exists(dir / "damaged.partial")) << "a refused resume keeps the file";
     EXPECT_FALSE(fs::exists(dir / "r.json"));
   }

@@ -10,6 +10,7 @@
 
 #include "cli_capture.h"
 #include "scratch_dir.h"
+#include "text_match.h"
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -22,11 +23,10 @@ namespace {
 namespace data = tipbench::data;
 using tipbench::ArmStatus;
 using tipbench::testing::cli;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::list_dir;
 using tipbench::testing::write_bytes;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A dataset small enough for a test: 48 images of 128x96, 4 classes.
 std::string tiny_dataset(const std::string& name) {

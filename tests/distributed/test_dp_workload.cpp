@@ -21,7 +21,7 @@ TEST(DataParallelWorkload_MULTIGPU, TrainsOnEveryGpuAndReportsTheirPeakMemory) {
   for (int i = 0; i < 3; ++i) workload->step();
   torch::cuda::synchronize();
   const auto metrics = workload->metrics();
-  for (std::size_t i = 1; i < gpus; ++i) {
+  for (c10::DeviceIndex i = 1; i < gpus; ++i) {
     const auto key = "cuda" + std::to_string(i) + "_peak_memory_mb";
     ASSERT_TRUE(metrics.contains(key)) << key;
     EXPECT_GT(metrics.at(key), 0.0) << key;

@@ -10,6 +10,8 @@
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "test_paths.h"
+#include "text_match.h"
+#include "tipbench_cmd.h"
 
 #include <gtest/gtest.h>
 
@@ -27,24 +29,12 @@
 namespace {
 
 namespace fs = std::filesystem;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::read_bytes;
 using tipbench::testing::synthetic_run;
+using tipbench::testing::tipbench_cmd;
 using tipbench::testing::write_bytes;
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-Outcome tipbench_cmd(const fs::path& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), TIPBENCH_BINARY);
-  const auto child = tipbench::testing::run_child(args, dir / "stdout.txt", dir / "stderr.txt");
-  return {.code = child.code, .out = child.out, .err = child.err};
-}
-
-bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
 
 bool is_executable_file(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
 
@@ -60,11 +50,11 @@ TEST(CompareCli, ComparesRunsAndMarksOtherHardware) {
   const auto b = save(dir, "b.json", synthetic_run({.cpu_model = "Another CPU", .cv = 0.005, .seed = 2}));
   const auto o = tipbench_cmd(dir, {"compare", a, b});
   EXPECT_EQ(o.code, 0) << o.err;
-  EXPECT_TRUE(has(o.out, "DIFFERENT FINGERPRINT than A: cpu_model")) << o.out;
-  EXPECT_TRUE(has(o.out, "zero_grad/model:m0/batch:8/arm:treat")) << o.out;
+  EXPECT_TRUE(contains(o.out, "DIFFERENT FINGERPRINT than A: cpu_model")) << o.out;
+  EXPECT_TRUE(contains(o.out, "zero_grad/model:m0/batch:8/arm:treat")) << o.out;
   const auto md = tipbench_cmd(dir, {"compare", a, b, "--format", "markdown"});
   EXPECT_EQ(md.code, 0);
-  EXPECT_TRUE(has(md.out, "| cell | metric |")) << md.out;
+  EXPECT_TRUE(contains(md.out, "| cell | metric |")) << md.out;
   const auto js = tipbench_cmd(dir, {"compare", a, b, "--format", "json"});
   EXPECT_EQ(js.code, 0);
   EXPECT_EQ(nlohmann::json::parse(js.out).at(0).at("cells").size(), 4u);  // 2 arms x (throughput, memory)
@@ -81,10 +71,10 @@ TEST(CompareCli, BadInputIsExitTwoWithTheReason) {
   write_bytes(dir / "other.json", R"({"hello": "world"})");
   const auto t = tipbench_cmd(dir, {"compare", good, (dir / "truncated.json").string()});
   EXPECT_EQ(t.code, 2);
-  EXPECT_TRUE(has(t.err, "not valid JSON (truncated or corrupt?)")) << t.err;
+  EXPECT_TRUE(contains(t.err, "not valid JSON (truncated or corrupt?)")) << t.err;
   const auto v = tipbench_cmd(dir, {"compare", good, (dir / "v2.json").string()});
   EXPECT_EQ(v.code, 2);
-  EXPECT_TRUE(has(v.err, "schema version 2.0 is not supported")) << v.err;
+  EXPECT_TRUE(contains(v.err, "schema version 2.0 is not supported")) << v.err;
   EXPECT_EQ(tipbench_cmd(dir, {"compare", good, (dir / "other.json").string()}).code, 2);
   EXPECT_EQ(tipbench_cmd(dir, {"compare", good, (dir / "missing.json").string()}).code, 2);
   EXPECT_EQ(tipbench_cmd(dir, {"compare", good}).code, 2);  // needs two
@@ -99,10 +89,10 @@ TEST(GateCli, StoredBaselinePassesWithExitZeroAndWritesMarkdown) {
   const auto o = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur, "--markdown", md, "--config",
                                     std::string(TIPBENCH_SOURCE_DIR) + "/ci/gate-thresholds.json"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_TRUE(has(o.out, "Result is: PASS")) << o.out;
-  EXPECT_TRUE(has(read_bytes(md), "tipbench gate: **PASS**"));
-  EXPECT_TRUE(has(o.out, "cpu time")) << o.out;
-  EXPECT_FALSE(has(o.out, "arm:base throughput")) << o.out;
+  EXPECT_TRUE(contains(o.out, "Result is: PASS")) << o.out;
+  EXPECT_TRUE(contains(read_bytes(md), "tipbench gate: **PASS**"));
+  EXPECT_TRUE(contains(o.out, "cpu time")) << o.out;
+  EXPECT_FALSE(contains(o.out, "arm:base throughput")) << o.out;
 }
 
 TEST(GateCli, ABaselineFromOtherHardwareIsExitTwoAndNothingIsWritten) {
@@ -116,8 +106,8 @@ TEST(GateCli, ABaselineFromOtherHardwareIsExitTwoAndNothingIsWritten) {
     if (across) args.push_back("--across-software");  // other software may gate, other hardware never
     const auto o = tipbench_cmd(dir, args);
     EXPECT_EQ(o.code, 2);
-    EXPECT_TRUE(has(o.err, "baseline from other hardware")) << o.err;
-    EXPECT_TRUE(has(o.err, "cpu_model Another CPU -> Test CPU")) << o.err;
+    EXPECT_TRUE(contains(o.err, "baseline from other hardware")) << o.err;
+    EXPECT_TRUE(contains(o.err, "cpu_model Another CPU -> Test CPU")) << o.err;
     EXPECT_EQ(read_bytes(dir / "gate.md"), "previous");
   }
 }
@@ -130,14 +120,15 @@ TEST(GateCli, OtherSoftwareGatesOnlyWithTheOptInAndLeadsWithTheChange) {
   const auto cur = save(dir, "cur.json", synthetic_run({.cv = 0.005, .seed = 2}));
   const auto refused = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur});
   EXPECT_EQ(refused.code, 2);
-  EXPECT_TRUE(has(refused.err, "baseline from other software")) << refused.err;
-  EXPECT_TRUE(has(refused.err, "Add --across-software")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "baseline from other software")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "Add --across-software")) << refused.err;
   const auto md = (dir / "gate.md").string();
   const auto o = tipbench_cmd(
       dir, {"gate", "--baseline", base, "--current", cur, "--across-software", "--markdown", md, "--no-rerun"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_TRUE(has(o.out, "change under test: libtorch_version 2.10.0 -> 2.11.0")) << o.out;
-  EXPECT_TRUE(has(read_bytes(md), "**Change under test:** libtorch_version 2.10.0 -&gt; 2.11.0")) << read_bytes(md);
+  EXPECT_TRUE(contains(o.out, "change under test: libtorch_version 2.10.0 -> 2.11.0")) << o.out;
+  EXPECT_TRUE(contains(read_bytes(md), "**Change under test:** libtorch_version 2.10.0 -&gt; 2.11.0"))
+      << read_bytes(md);
 }
 
 TEST(GateCli, AutoAcrossSoftwareFindsTheNewestBaselineOfThisHardware) {
@@ -158,8 +149,8 @@ TEST(GateCli, AutoAcrossSoftwareFindsTheNewestBaselineOfThisHardware) {
   const auto o = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--across-software", "--current", cur,
                                     "--baselines-dir", store.string(), "--no-rerun"});
   EXPECT_NE(o.code, 2) << o.err;
-  EXPECT_TRUE(has(o.err, "cpu-test-2c_torch2.10.0")) << o.err;
-  EXPECT_TRUE(has(o.out, "change under test: libtorch_version 2.10.0 -> 2.11.0")) << o.out;
+  EXPECT_TRUE(contains(o.err, "cpu-test-2c_torch2.10.0")) << o.err;
+  EXPECT_TRUE(contains(o.out, "change under test: libtorch_version 2.10.0 -> 2.11.0")) << o.out;
 }
 
 // A slug is a directory of the store, so it is checked like one: no '..', not empty, not 100 kB;
@@ -172,11 +163,11 @@ TEST(BaselineStore, SlugsDirsAndNamesAreChecked) {
   for (const std::string& slug : std::vector<std::string>{"../../etc", "", "UPPER", ".hidden", std::string(300, 'a')}) {
     const auto o = tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", slug});
     EXPECT_EQ(o.code, 2) << "'" << slug << "': " << o.err;
-    EXPECT_TRUE(has(o.err, "is not a fingerprint slug")) << o.err;
+    EXPECT_TRUE(contains(o.err, "is not a fingerprint slug")) << o.err;
     EXPECT_LT(o.err.size(), 600u);
   }
   write_bytes(dir / "plain", "a file");
-  for (const std::string bad : {(dir / "plain").string(), std::string()}) {
+  for (const std::string& bad : {(dir / "plain").string(), std::string()}) {
     for (const std::string command : {"list", "find"}) {
       const auto o = tipbench_cmd(dir, {"baseline", "--dir", bad, command});
       EXPECT_EQ(o.code, 2) << command << " --dir '" << bad << "': " << o.out << o.err;
@@ -185,7 +176,7 @@ TEST(BaselineStore, SlugsDirsAndNamesAreChecked) {
   const auto o = tipbench_cmd(dir, {"baseline", "--dir", store, "save", run, "--name", std::string(100000, 'a')});
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_LT(o.err.size(), 1000u) << "the name is abbreviated in the message";
-  EXPECT_TRUE(has(o.err, "(100000 bytes)")) << o.err;
+  EXPECT_TRUE(contains(o.err, "(100000 bytes)")) << o.err;
 }
 
 // Files are filed and found by slug: a file whose slug is not its fingerprint's (edited, or made
@@ -201,17 +192,17 @@ TEST(GateCli, ASlugThatContradictsItsFingerprintIsExitTwoNamingBoth) {
     args.insert(args.end(), extra.begin(), extra.end());
     const auto o = tipbench_cmd(dir, args);
     EXPECT_EQ(o.code, 2) << (extra.empty() ? "stored" : extra[0]) << ": " << o.out << o.err;
-    EXPECT_TRUE(has(o.err, "its slug says nvidia-h100-80gb-hbm3_cuda13.0_torch2.11.0")) << o.err;
-    EXPECT_TRUE(has(o.err, "its fingerprint gives cpu-test-2c_torch2.11.0")) << o.err;
+    EXPECT_TRUE(contains(o.err, "its slug says nvidia-h100-80gb-hbm3_cuda13.0_torch2.11.0")) << o.err;
+    EXPECT_TRUE(contains(o.err, "its fingerprint gives cpu-test-2c_torch2.11.0")) << o.err;
   }
   const auto stored = tipbench_cmd(dir, {"baseline", "--dir", (dir / "b").string(), "save", base});
   EXPECT_EQ(stored.code, 2) << stored.err;
-  EXPECT_TRUE(has(stored.err, "its slug says")) << stored.err;
+  EXPECT_TRUE(contains(stored.err, "its slug says")) << stored.err;
   const auto other = save(dir, "other.json", synthetic_run({.cpu_model = "Another CPU", .seed = 3}));
   const auto paired = tipbench_cmd(dir, {"gate", "--baseline", other, "--current", cur, "--paired", "--no-rerun"});
   EXPECT_EQ(paired.code, 2) << paired.out << paired.err;
-  EXPECT_TRUE(has(paired.err, "--paired")) << paired.err;
-  EXPECT_TRUE(has(paired.err, "other hardware")) << paired.err;
+  EXPECT_TRUE(contains(paired.err, "--paired")) << paired.err;
+  EXPECT_TRUE(contains(paired.err, "other hardware")) << paired.err;
 }
 
 // A CI runner cancelling a job signals the gate alone. The gate passes SIGTERM or SIGINT on to
@@ -246,7 +237,7 @@ TEST(GateCli, ASignalToTheGateAloneStopsItsChildToo) {
     EXPECT_EQ(gate.signal(), signal_number);
     EXPECT_TRUE(fs::exists(dir / "child.sig")) << "the child got the signal";
     EXPECT_EQ(::kill(child, 0), -1) << "the child is gone";
-    EXPECT_TRUE(has(read_bytes(dir / "stderr.txt"), "gate: interrupted by")) << read_bytes(dir / "stderr.txt");
+    EXPECT_TRUE(contains(read_bytes(dir / "stderr.txt"), "gate: interrupted by")) << read_bytes(dir / "stderr.txt");
   }
 }
 
@@ -264,7 +255,7 @@ TEST(GateCli, ChildArgumentsAreCheckedBeforeTheFirstBlock) {
     args.insert(args.end(), bad.begin(), bad.end());
     const auto o = tipbench_cmd(dir, args);
     EXPECT_EQ(o.code, 2) << o.out << o.err;
-    EXPECT_TRUE(has(o.err, "refuses its run arguments")) << o.err;
+    EXPECT_TRUE(contains(o.err, "refuses its run arguments")) << o.err;
     for (const auto& name : tipbench::testing::list_dir(dir / "o")) {
       EXPECT_EQ(name.find("session-"), std::string::npos) << "a block ran: " << name;
     }
@@ -277,7 +268,7 @@ TEST(GateCli, ABinaryThatIsADirectoryIsExitTwo) {
   const auto o = tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", dir.string(),
                                     "--out-dir", (dir / "o").string()});
   EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_TRUE(has(o.err, "is not an executable file")) << o.err;
+  EXPECT_TRUE(contains(o.err, "is not an executable file")) << o.err;
 }
 
 // A child run that fails, is killed or leaves no readable result is the gate's failure, not the
@@ -300,9 +291,9 @@ TEST(GateCli, ChildFailuresAreExitFourNamingTheLog) {
     const auto o = tipbench_cmd(dir, {"gate", "--base-binary", fake.string(), "--head-binary", fake.string(),
                                       "--blocks", "3", "--out-dir", (dir / "o").string()});
     EXPECT_EQ(o.code, 4) << o.out << o.err;
-    EXPECT_TRUE(has(o.err, ".log")) << o.err;
+    EXPECT_TRUE(contains(o.err, ".log")) << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 2) << "the start line and one error line: " << o.err;
-    EXPECT_TRUE(has(o.out, "Result is: ERROR (exit 4)")) << o.out;
+    EXPECT_TRUE(contains(o.out, "Result is: ERROR (exit 4)")) << o.out;
   }
 }
 
@@ -312,11 +303,11 @@ TEST(GateCli, FlagsOfTheOtherModeAreRefused) {
   auto o = tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_BINARY,
                               "--across-software", "--out-dir", (dir / "o").string()});
   EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_TRUE(has(o.err, "--across-software applies to a stored baseline")) << o.err;
+  EXPECT_TRUE(contains(o.err, "--across-software applies to a stored baseline")) << o.err;
   const auto a = save(dir, "a.json", synthetic_run({.seed = 1}));
   o = tipbench_cmd(dir, {"gate", "--baseline", a, "--current", a, "--suite", "zero_grad"});
   EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_TRUE(has(o.err, "--suite applies to an interleaved session")) << o.err;
+  EXPECT_TRUE(contains(o.err, "--suite applies to an interleaved session")) << o.err;
 }
 
 TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
@@ -325,7 +316,7 @@ TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
   const auto o =
       tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", (dir / "b").string()});
   EXPECT_EQ(o.code, 3);
-  EXPECT_TRUE(has(o.err, "no stored baseline for fingerprint cpu-test-2c_torch2.11.0")) << o.err;
+  EXPECT_TRUE(contains(o.err, "no stored baseline for fingerprint cpu-test-2c_torch2.11.0")) << o.err;
 }
 
 TEST(GateCli, ACorruptStoredBaselineIsNamedNeverTakenForNone) {
@@ -338,11 +329,11 @@ TEST(GateCli, ACorruptStoredBaselineIsNamedNeverTakenForNone) {
   write_bytes(stored, text.substr(0, text.size() / 3));  // truncated
   auto o = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", store.string()});
   EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_TRUE(has(o.err, stored.string())) << o.err;
-  EXPECT_FALSE(has(o.err, "no stored baseline")) << o.err;
+  EXPECT_TRUE(contains(o.err, stored.string())) << o.err;
+  EXPECT_FALSE(contains(o.err, "no stored baseline")) << o.err;
   o = tipbench_cmd(dir, {"baseline", "--dir", store.string(), "find", "--slug", "cpu-test-2c_torch2.11.0"});
   EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_TRUE(has(o.err, stored.string())) << o.err;
+  EXPECT_TRUE(contains(o.err, stored.string())) << o.err;
   // A corrupt baseline of another fingerprint does not stop this one's gate.
   const auto other = store / "cpu-other_torch2.11.0" / "baseline.json";
   fs::create_directories(other.parent_path());
@@ -363,10 +354,10 @@ TEST(GateCli, BaselineSaveThenAutoLookupPasses) {
   EXPECT_EQ(read_bytes(stored), read_bytes(base));  // byte for byte
   const auto l = tipbench_cmd(dir, {"baseline", "--dir", store, "list"});
   EXPECT_EQ(l.code, 0);
-  EXPECT_TRUE(has(l.out, "cpu-test-2c_torch2.11.0")) << l.out;
+  EXPECT_TRUE(contains(l.out, "cpu-test-2c_torch2.11.0")) << l.out;
   const auto f = tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", "cpu-test-2c_torch2.11.0"});
   EXPECT_EQ(f.code, 0);
-  EXPECT_TRUE(has(f.out, stored.string())) << f.out;
+  EXPECT_TRUE(contains(f.out, stored.string())) << f.out;
   EXPECT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", "nope"}).code, 3);
   const auto g = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", store});
   EXPECT_EQ(g.code, 0) << g.out << g.err;
@@ -388,23 +379,25 @@ TEST(GateCli, AutoTakesTheNewestBaselineHoldingTheRunsSuites) {
   const auto cur = save(dir, "cur.json", synthetic_run({.suites = {"tf32"}, .cv = 0.005, .seed = 2}));
   const auto g = tipbench_cmd(dir, {"gate", "--baseline", "auto", "--current", cur, "--baselines-dir", store});
   EXPECT_EQ(g.code, 0) << g.out << g.err;
-  EXPECT_TRUE(has(g.err, "/tf32.json")) << g.err;
+  EXPECT_TRUE(contains(g.err, "/tf32.json")) << g.err;
   const std::string slug = "cpu-test-2c_torch2.11.0";
-  EXPECT_TRUE(has(tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", slug}).out, "/cuda_graphs.json"));
+  EXPECT_TRUE(
+      contains(tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", slug}).out, "/cuda_graphs.json"));
   const auto f = tipbench_cmd(dir, {"baseline", "--dir", store, "find", "--slug", slug, "--suite", "tf32"});
   EXPECT_EQ(f.code, 0);
-  EXPECT_TRUE(has(f.out, "/tf32.json")) << f.out;
+  EXPECT_TRUE(contains(f.out, "/tf32.json")) << f.out;
 
   // The two runs of one machine as one findings page; runs of two machines are refused.
   const auto r = tipbench_cmd(
       dir, {"report", "--one-machine", tf32, graphs, "--out", (dir / "page").string(), "--format", "markdown"});
   EXPECT_EQ(r.code, 0) << r.err;
   const std::string md = read_bytes(dir / "page" / "summary.md");
-  EXPECT_TRUE(has(md, "tf32.json + graphs.json") && has(md, "| tf32/") && has(md, "| cuda_graphs/")) << md;
+  EXPECT_TRUE(contains(md, "tf32.json + graphs.json") && contains(md, "| tf32/") && contains(md, "| cuda_graphs/"))
+      << md;
   const auto other = save(dir, "other.json", synthetic_run({.cpu_model = "Another CPU", .suites = {"amp"}}));
   const auto refused = tipbench_cmd(dir, {"report", "--one-machine", tf32, other, "--out", (dir / "page2").string()});
   EXPECT_EQ(refused.code, 2);
-  EXPECT_TRUE(has(refused.err, "runs of two machines")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "runs of two machines")) << refused.err;
   EXPECT_FALSE(fs::exists(dir / "page2" / "summary.md"));
 }
 
@@ -417,7 +410,7 @@ TEST(GateCli, BaselineSaveNeverOverwritesWithoutForceAndRefusesInjectedRuns) {
   const auto stored = dir / "baselines" / "cpu-test-2c_torch2.11.0" / "baseline.json";
   const auto again = tipbench_cmd(dir, {"baseline", "--dir", store, "save", second});
   EXPECT_EQ(again.code, 2);
-  EXPECT_TRUE(has(again.err, "--force")) << again.err;
+  EXPECT_TRUE(contains(again.err, "--force")) << again.err;
   EXPECT_EQ(read_bytes(stored), read_bytes(first));
   EXPECT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "save", second, "--force"}).code, 0);
   EXPECT_EQ(read_bytes(stored), read_bytes(second));
@@ -426,7 +419,7 @@ TEST(GateCli, BaselineSaveNeverOverwritesWithoutForceAndRefusesInjectedRuns) {
   const auto inj =
       tipbench_cmd(dir, {"baseline", "--dir", store, "save", save(dir, "inj.json", injected), "--name", "x"});
   EXPECT_EQ(inj.code, 2);
-  EXPECT_TRUE(has(inj.err, "never a baseline")) << inj.err;
+  EXPECT_TRUE(contains(inj.err, "never a baseline")) << inj.err;
   EXPECT_EQ(tipbench_cmd(dir, {"baseline", "--dir", store, "save", first, "--name", "../evil"}).code, 2);
 }
 
@@ -436,7 +429,7 @@ TEST(GateCli, MissingSuitesInTheBaselineAreInconclusive) {
   const auto cur = save(dir, "cur.json", synthetic_run({.suites = {"zero_grad", "conv_bias"}, .cv = 0.005, .seed = 2}));
   const auto o = tipbench_cmd(dir, {"gate", "--baseline", base, "--current", cur});
   EXPECT_EQ(o.code, 3) << o.out;
-  EXPECT_TRUE(has(o.out, "conv_bias is not in the baseline")) << o.out;
+  EXPECT_TRUE(contains(o.out, "conv_bias is not in the baseline")) << o.out;
 }
 
 TEST(GateCli, UsageErrorsAreExitTwo) {
@@ -450,7 +443,7 @@ TEST(GateCli, UsageErrorsAreExitTwo) {
   const auto c =
       tipbench_cmd(dir, {"gate", "--baseline", cur, "--current", cur, "--config", (dir / "cfg.json").string()});
   EXPECT_EQ(c.code, 2);
-  EXPECT_TRUE(has(c.err, "unknown key 'thresholds'")) << c.err;
+  EXPECT_TRUE(contains(c.err, "unknown key 'thresholds'")) << c.err;
   write_bytes(dir / "cfg2.json", R"({"suites": {"no_such_suite": {}}})");
   EXPECT_EQ(
       tipbench_cmd(dir, {"gate", "--baseline", cur, "--current", cur, "--config", (dir / "cfg2.json").string()}).code,
@@ -463,11 +456,11 @@ TEST(ReportCli, WritesHtmlMarkdownAndGbench) {
   const auto cur = save(dir, "cur.json", synthetic_run({.cv = 0.01, .seed = 2}));
   const auto out = dir / "report";
   const auto o = tipbench_cmd(dir, {"report", cur, "--baseline", base, "--out", out.string(), "--format", "all"});
-  if (o.code == 2 && has(o.err, "libjs-chart.js")) GTEST_SKIP() << "libjs-chart.js is not installed";
+  if (o.code == 2 && contains(o.err, "libjs-chart.js")) GTEST_SKIP() << "libjs-chart.js is not installed";
   ASSERT_EQ(o.code, 0) << o.err;
   const std::string html = read_bytes(out / "report.html");
-  EXPECT_TRUE(has(html, "Chart.js v3")) << "Chart.js is inlined";
-  EXPECT_TRUE(has(read_bytes(out / "summary.md"), "### tipbench comparison"));
+  EXPECT_TRUE(contains(html, "Chart.js v3")) << "Chart.js is inlined";
+  EXPECT_TRUE(contains(read_bytes(out / "summary.md"), "### tipbench comparison"));
   EXPECT_TRUE(nlohmann::json::parse(read_bytes(out / "cur.gbench.json")).contains("benchmarks"));
   EXPECT_TRUE(nlohmann::json::parse(read_bytes(out / "baseline-base.gbench.json")).contains("benchmarks"));
 }
@@ -477,7 +470,7 @@ TEST(ReportCli, MissingChartJsIsExitTwoAndWritesNothing) {
   const auto cur = save(dir, "cur.json", synthetic_run({}));
   const auto o = tipbench_cmd(dir, {"report", cur, "--out", (dir / "out").string(), "--chartjs", "/nonexistent.js"});
   EXPECT_EQ(o.code, 2);
-  EXPECT_TRUE(has(o.err, "libjs-chart.js")) << o.err;
+  EXPECT_TRUE(contains(o.err, "libjs-chart.js")) << o.err;
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
@@ -495,8 +488,8 @@ TEST(GateCli, InterleavedGateCatchesAnInjectedSlowdownEndToEnd) {
                          "zero_grad", "--device", "cpu", "--blocks", "3", "--run-arg=--batch-size=4",
                          "--head-inject-slowdown", "400", "--out-dir", (dir / "gate").string()});
   EXPECT_EQ(o.code, 1) << o.out << o.err;
-  EXPECT_TRUE(has(o.out, "confirmed on re-run")) << o.out;
-  EXPECT_TRUE(has(o.out, "INJECTED slowdown of 400%")) << o.out;
+  EXPECT_TRUE(contains(o.out, "confirmed on re-run")) << o.out;
+  EXPECT_TRUE(contains(o.out, "INJECTED slowdown of 400%")) << o.out;
   EXPECT_TRUE(fs::exists(dir / "gate" / "head.json"));
   EXPECT_TRUE(fs::exists(dir / "gate" / "gate.md"));
   const auto head = tipbench::read_result((dir / "gate" / "head.json").string());
@@ -520,8 +513,8 @@ TEST(GateCli, StackABGatesTwoRealBuilds) {
   EXPECT_TRUE(o.code == 0 || o.code == 1 || o.code == 3) << o.out << o.err;
   const std::string change = std::string("libtorch_version ") + TIPBENCH_PINNED_TORCH + " -> " + TIPBENCH_STACK_B_TORCH;
   // The wheels differ in more than LibTorch (its CUDA runtime, cuDNN, NCCL): all of it is listed.
-  EXPECT_TRUE(has(o.out, "change under test: ")) << o.out;
-  EXPECT_TRUE(has(o.out, change)) << o.out;
+  EXPECT_TRUE(contains(o.out, "change under test: ")) << o.out;
+  EXPECT_TRUE(contains(o.out, change)) << o.out;
   const auto head = tipbench::read_result((dir / "gate" / "head.json").string());
   EXPECT_EQ(head.context.fingerprint.libtorch_version, TIPBENCH_STACK_B_TORCH);
   EXPECT_EQ(head.suites.at(0).cases.at(0).arms.at(0).trials.size(), 3u);

@@ -14,6 +14,7 @@
 #include "headless_chromium.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
+#include "text_match.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -28,10 +29,9 @@ namespace {
 
 using tipbench::Result;
 using tipbench::reports::NamedRun;
+using tipbench::testing::contains;
 using tipbench::testing::synthetic_run;
 namespace r = tipbench::reports;
-
-bool has(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
 
 std::vector<std::string> chart_kinds(const nlohmann::json& model) {
   std::vector<std::string> kinds;
@@ -117,11 +117,11 @@ TEST(Escape, HtmlEscapesTheFiveCharacters) {
 TEST(Escape, ScriptJsonCannotCloseTheScriptOrBreakALine) {
   const nlohmann::json j = {{"s", "</script><!-- & \xE2\x80\xA8 \xE2\x80\xA9"}};
   const std::string out = r::json_for_script(j);
-  EXPECT_FALSE(has(out, "</")) << out;
-  EXPECT_FALSE(has(out, "<!--")) << out;
-  EXPECT_FALSE(has(out, "&")) << out;
-  EXPECT_FALSE(has(out, "\xE2\x80\xA8")) << out;
-  EXPECT_TRUE(has(out, "\\u2028")) << out;
+  EXPECT_FALSE(contains(out, "</")) << out;
+  EXPECT_FALSE(contains(out, "<!--")) << out;
+  EXPECT_FALSE(contains(out, "&")) << out;
+  EXPECT_FALSE(contains(out, "\xE2\x80\xA8")) << out;
+  EXPECT_TRUE(contains(out, "\\u2028")) << out;
   EXPECT_EQ(nlohmann::json::parse(out), j);  // still the same JSON
 }
 
@@ -148,7 +148,7 @@ TEST(HtmlModel, TwoRunsAddTheChangeAndTrendCharts) {
   EXPECT_NEAR(change.at("datasets")[0].at("values")[0].get<double>(), -10.0, 2.0);  // percent
   const auto& trend = model.at("charts")[2];
   EXPECT_EQ(trend.at("x_labels").size(), 2u);
-  EXPECT_TRUE(has(trend.at("x_labels")[0].get<std::string>(), "2026-01-01"));  // sorted by time
+  EXPECT_TRUE(contains(trend.at("x_labels")[0].get<std::string>(), "2026-01-01"));  // sorted by time
 }
 
 TEST(HtmlModel, HistoryRunsFeedTheTrend) {
@@ -218,7 +218,7 @@ TEST(HtmlModel, ASuiteGetsTheChartItsResultRecords) {
                              tipbench::ChartKind::batch_curves));
   const auto model = r::report_model({{"run.json", run}}, {}, {});
   EXPECT_EQ(chart_kinds(model), (std::vector<std::string>{"speedup", "batch"}));
-  EXPECT_TRUE(has(model.at("charts")[1].at("id").get<std::string>(), "batch_size/")) << model.at("charts")[1];
+  EXPECT_TRUE(contains(model.at("charts")[1].at("id").get<std::string>(), "batch_size/")) << model.at("charts")[1];
 }
 
 TEST(HtmlPage, EveryStringFromAResultIsEscaped) {
@@ -230,16 +230,16 @@ TEST(HtmlPage, EveryStringFromAResultIsEscaped) {
   run.context.warnings = {evil};
   const std::vector<NamedRun> runs{{evil, run}};
   const std::string html = r::render_html(r::report_model(runs, {}, {.title = evil}), runs, "/* Chart */");
-  EXPECT_FALSE(has(html, "<script>alert")) << "raw script injected";
-  EXPECT_FALSE(has(html, "<img src=x")) << "raw element injected";
-  EXPECT_TRUE(has(html, "&lt;/script&gt;&lt;script&gt;alert(1)"));
+  EXPECT_FALSE(contains(html, "<script>alert")) << "raw script injected";
+  EXPECT_FALSE(contains(html, "<img src=x")) << "raw element injected";
+  EXPECT_TRUE(contains(html, "&lt;/script&gt;&lt;script&gt;alert(1)"));
   // Exactly our three script elements (model, Chart.js, page script).
   std::size_t scripts = 0;
   for (auto at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) ++scripts;
   EXPECT_EQ(scripts, 3u);
-  EXPECT_TRUE(has(html, "Content-Security-Policy"));
-  EXPECT_FALSE(has(html, "http://"));  // nothing loaded from a network: opens offline
-  EXPECT_FALSE(has(html, "https://"));
+  EXPECT_TRUE(contains(html, "Content-Security-Policy"));
+  EXPECT_FALSE(contains(html, "http://"));  // nothing loaded from a network: opens offline
+  EXPECT_FALSE(contains(html, "https://"));
 }
 
 TEST(HtmlPage, ChartJsIsReadFromTheDebianPackageOrAClearError) {
@@ -247,7 +247,7 @@ TEST(HtmlPage, ChartJsIsReadFromTheDebianPackageOrAClearError) {
     (void)r::read_chartjs("/nonexistent/chart.min.js");
     ADD_FAILURE() << "no error";
   } catch (const tipbench::InputError& e) {
-    EXPECT_TRUE(has(e.what(), "libjs-chart.js")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "libjs-chart.js")) << e.what();
   }
 }
 
@@ -292,12 +292,12 @@ TEST(Markdown, ComparisonListsTheWorstChangeFirstAndMarksOtherHardware) {
   for (auto& t : head.suites[0].cases[0].arms[1].trials) t.throughput_samples_per_s *= 0.8;
   const std::vector<NamedRun> runs{{"base.json", synthetic_run({.cv = 0.005, .seed = 1})}, {"head.json", head}};
   const std::string md = r::comparison_markdown(runs, {.practical_threshold = 0.03});
-  EXPECT_TRUE(has(md, "different fingerprint than A")) << md;
-  EXPECT_TRUE(has(md, "cpu_model")) << md;
+  EXPECT_TRUE(contains(md, "different fingerprint than A")) << md;
+  EXPECT_TRUE(contains(md, "cpu_model")) << md;
   const auto first_row = md.find("| zero_grad/");
   ASSERT_NE(first_row, std::string::npos) << md;
-  EXPECT_TRUE(has(md.substr(first_row, md.find('\n', first_row) - first_row), "arm:treat")) << md;
-  EXPECT_TRUE(has(md, "**slower**")) << md;
+  EXPECT_TRUE(contains(md.substr(first_row, md.find('\n', first_row) - first_row), "arm:treat")) << md;
+  EXPECT_TRUE(contains(md, "**slower**")) << md;
 }
 
 // What print_run_summary writes, as a string.
@@ -330,13 +330,13 @@ TEST(RunConsole, OneNoiseLinePerCaseAndOneFooter) {
   const std::string text = console_text(noisy);
   EXPECT_EQ(count_of(text, "    noise: between-block CV up to"), 2u) << text;
   EXPECT_EQ(count_of(text, "\nnoise: "), 1u) << text;
-  EXPECT_TRUE(has(text, fmt::format("{} of ", noisy_rows))) << text;
-  EXPECT_TRUE(has(text, "OMP_NUM_THREADS=1")) << text;  // a CPU run: pin the threads
-  EXPECT_FALSE(has(text, "re-run with")) << text;       // the per-row recommendation is gone
-  EXPECT_TRUE(has(text, "cpu time x")) << text;         // the CPU-time comparison has its row
+  EXPECT_TRUE(contains(text, fmt::format("{} of ", noisy_rows))) << text;
+  EXPECT_TRUE(contains(text, "OMP_NUM_THREADS=1")) << text;  // a CPU run: pin the threads
+  EXPECT_FALSE(contains(text, "re-run with")) << text;       // the per-row recommendation is gone
+  EXPECT_TRUE(contains(text, "cpu time x")) << text;         // the CPU-time comparison has its row
 
   const std::string calm = console_text(synthetic_run({.cv = 0.001}));
-  EXPECT_FALSE(has(calm, "noise:")) << calm;
+  EXPECT_FALSE(contains(calm, "noise:")) << calm;
 }
 
 // Memory rows never say faster or slower, in any reporter.
@@ -346,15 +346,15 @@ TEST(Markdown, MemoryVerdictsSayMoreOrLessMemory) {
   tipbench::summarize_case(run.suites[0].cases[0], run.context.settings);
   const std::string md = r::run_markdown({"run.json", run});
   const auto row = md.substr(md.find("| memory |"));
-  EXPECT_TRUE(has(row.substr(0, row.find('\n')), "more memory")) << md;
-  EXPECT_FALSE(has(row.substr(0, row.find('\n')), "slower")) << md;
-  EXPECT_TRUE(has(console_text(run), "memory x2.000 [2.000, 2.000]  more memory")) << console_text(run);
+  EXPECT_TRUE(contains(row.substr(0, row.find('\n')), "more memory")) << md;
+  EXPECT_FALSE(contains(row.substr(0, row.find('\n')), "slower")) << md;
+  EXPECT_TRUE(contains(console_text(run), "memory x2.000 [2.000, 2.000]  more memory")) << console_text(run);
 
   auto head = synthetic_run({.cv = 0.001, .seed = 2});
   for (auto& t : head.suites[0].cases[0].arms[1].trials) t.memory.peak_rss_growth_bytes = 2 << 20;
   const std::string cmp = r::comparison_markdown({{"a.json", synthetic_run({.cv = 0.001})}, {"b.json", head}}, {});
-  EXPECT_TRUE(has(cmp, "more memory")) << cmp;
-  EXPECT_FALSE(has(cmp, "slower")) << cmp;
+  EXPECT_TRUE(contains(cmp, "more memory")) << cmp;
+  EXPECT_FALSE(contains(cmp, "slower")) << cmp;
 }
 
 // The sources' claim stands under the suite's name in the console and the HTML page, and next to
@@ -368,7 +368,7 @@ TEST(Reports, OneMachinesRunsOfDifferentSuitesMergeIntoOneRun) {
   EXPECT_EQ(merged.result.suites[0].name, "zero_grad");
   EXPECT_EQ(merged.result.suites[2].name, "amp");
   EXPECT_EQ(merged.result.context.timestamp_utc, "2026-11-26T01:00:00Z");  // the first run's context
-  EXPECT_TRUE(has(r::run_markdown(merged), "| amp/")) << r::run_markdown(merged);
+  EXPECT_TRUE(contains(r::run_markdown(merged), "| amp/")) << r::run_markdown(merged);
 
   // What only a later run's context says is kept as a warning naming it: its own warnings (a
   // partial run) and another build's git.
@@ -380,7 +380,7 @@ TEST(Reports, OneMachinesRunsOfDifferentSuitesMergeIntoOneRun) {
             (std::vector<std::string>{"b.json: measured by another build, git 0123456789ab",
                                       "b.json: b.json.partial is a partial run: the 1 case(s) ..."}));
   const std::string html = r::render_html(r::report_model({merged_later}, {}, {}), {merged_later}, "");
-  EXPECT_TRUE(has(html, "warning: b.json: measured by another build, git 0123456789ab")) << html;
+  EXPECT_TRUE(contains(html, "warning: b.json: measured by another build, git 0123456789ab")) << html;
 
   const NamedRun other_machine{"c.json", synthetic_run({.cpu_model = "Other CPU", .suites = {"amp"}})};
   EXPECT_THROW(r::merge_runs_of_one_machine({a, other_machine}), tipbench::InputError);
@@ -393,18 +393,19 @@ TEST(Reports, OneMachinesRunsOfDifferentSuitesMergeIntoOneRun) {
 TEST(Reports, TheSourceClaimStandsBesideTheVerdicts) {
   auto run = synthetic_run({.cv = 0.001});
   run.suites[0].source_claim = tipbench::SourceClaim{"002", "1.27-1.70x <faster> fwd+bwd"};
-  EXPECT_TRUE(has(console_text(run), "\n  source claim (002): 1.27-1.70x <faster> fwd+bwd\n")) << console_text(run);
+  EXPECT_TRUE(contains(console_text(run), "\n  source claim (002): 1.27-1.70x <faster> fwd+bwd\n"))
+      << console_text(run);
   const std::vector<NamedRun> runs{{"run.json", run}};
   const std::string html = r::render_html(r::report_model(runs, {}, {}), runs, "/* Chart */");
-  EXPECT_TRUE(has(html, "<p class=claim>source claim (002): 1.27-1.70x &lt;faster&gt; fwd+bwd</p>")) << html;
+  EXPECT_TRUE(contains(html, "<p class=claim>source claim (002): 1.27-1.70x &lt;faster&gt; fwd+bwd</p>")) << html;
   const std::string md = r::run_markdown(runs[0]);
-  EXPECT_TRUE(has(md, "| verdict | source claim |")) << md;
+  EXPECT_TRUE(contains(md, "| verdict | source claim |")) << md;
   const auto row = md.substr(md.find("| throughput |"));
-  EXPECT_TRUE(has(row.substr(0, row.find('\n')), "(002) 1.27-1.70x")) << md;
+  EXPECT_TRUE(contains(row.substr(0, row.find('\n')), "(002) 1.27-1.70x")) << md;
 
   run.suites[0].source_claim.reset();
-  EXPECT_FALSE(has(console_text(run), "source claim")) << console_text(run);
-  EXPECT_TRUE(has(r::run_markdown({"run.json", run}), "| - |")) << r::run_markdown({"run.json", run});
+  EXPECT_FALSE(contains(console_text(run), "source claim")) << console_text(run);
+  EXPECT_TRUE(contains(r::run_markdown({"run.json", run}), "| - |")) << r::run_markdown({"run.json", run});
 }
 
 TEST(HtmlPage, AProfiledArmLinksItsTraceRelativeToThePageAndNamesItsTopOps) {
@@ -416,19 +417,19 @@ TEST(HtmlPage, AProfiledArmLinksItsTraceRelativeToThePageAndNamesItsTopOps) {
   run.suites[0].cases[0].arms[1].profile = profile;
   const std::vector<NamedRun> runs{{"run.json", run}};
   const std::string html = r::render_html(r::report_model(runs, {}, {}), runs, "", "out/report");
-  EXPECT_TRUE(has(html, "href=\"../traces/zero_grad.arm-treat.trace.json\"")) << html;
-  EXPECT_TRUE(has(html, "aten::mkldnn_convolution 1.250 ms (3x)")) << html;
-  EXPECT_TRUE(has(html, "aten::&lt;evil&gt;")) << html;
-  EXPECT_FALSE(has(html, "aten::<evil>")) << html;
+  EXPECT_TRUE(contains(html, "href=\"../traces/zero_grad.arm-treat.trace.json\"")) << html;
+  EXPECT_TRUE(contains(html, "aten::mkldnn_convolution 1.250 ms (3x)")) << html;
+  EXPECT_TRUE(contains(html, "aten::&lt;evil&gt;")) << html;
+  EXPECT_FALSE(contains(html, "aten::<evil>")) << html;
 }
 
 TEST(Markdown, InjectedRunsAreMarkedEverywhere) {
   auto head = synthetic_run({});
   head.context.settings.inject_slowdown_pct = 5;
   const std::vector<NamedRun> runs{{"base.json", synthetic_run({})}, {"head.json", head}};
-  EXPECT_TRUE(has(r::comparison_markdown(runs, {}), "INJECTED SLOWDOWN"));
-  EXPECT_TRUE(has(r::run_markdown(runs[1]), "INJECTED SLOWDOWN"));
-  EXPECT_TRUE(has(r::render_html(r::report_model(runs, {}, {}), runs, ""), "INJECTED SLOWDOWN"));
+  EXPECT_TRUE(contains(r::comparison_markdown(runs, {}), "INJECTED SLOWDOWN"));
+  EXPECT_TRUE(contains(r::run_markdown(runs[1]), "INJECTED SLOWDOWN"));
+  EXPECT_TRUE(contains(r::render_html(r::report_model(runs, {}, {}), runs, ""), "INJECTED SLOWDOWN"));
 }
 
 TEST(Markdown, GateVerdictHasOneRowPerCheckAndTheExitCode) {
@@ -436,10 +437,10 @@ TEST(Markdown, GateVerdictHasOneRowPerCheckAndTheExitCode) {
   const auto current = synthetic_run({.cv = 0.005, .seed = 2});
   auto report = tipbench::gate::evaluate_gate(base, current, {}, {});
   const std::string md = r::gate_markdown(report, "base|x.json", "head.json");
-  EXPECT_TRUE(has(md, "tipbench gate: **PASS**")) << md;
-  EXPECT_TRUE(has(md, "base\\|x.json")) << md;
+  EXPECT_TRUE(contains(md, "tipbench gate: **PASS**")) << md;
+  EXPECT_TRUE(contains(md, "base\\|x.json")) << md;
   EXPECT_EQ(std::count(md.begin(), md.end(), '\n') > 4, true);
-  EXPECT_TRUE(has(md, "Exit code 0")) << md;
+  EXPECT_TRUE(contains(md, "Exit code 0")) << md;
 }
 
 // The console's last line names the code the process really returns: the verdict's own, or 4
@@ -503,9 +504,9 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   const std::string dom_path = (dir / "dom.html").string();
   ASSERT_EQ(run_to_file(dump, dom_path), 0);
   const std::string dom = tipbench::testing::read_bytes(dom_path);
-  EXPECT_TRUE(has(dom, "data-charts-drawn=\"" + std::to_string(expected) + "\"")) << dom.substr(0, 2000);
-  EXPECT_TRUE(has(dom, "data-js-errors=\"0\"")) << dom.substr(0, 2000);
-  EXPECT_FALSE(has(dom, "<b>not bold</b>"));
+  EXPECT_TRUE(contains(dom, "data-charts-drawn=\"" + std::to_string(expected) + "\"")) << dom.substr(0, 2000);
+  EXPECT_TRUE(contains(dom, "data-js-errors=\"0\"")) << dom.substr(0, 2000);
+  EXPECT_FALSE(contains(dom, "<b>not bold</b>"));
 
   auto shot = common;
   const std::string png = (dir / "report.png").string();

@@ -11,6 +11,7 @@
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "test_paths.h"
+#include "text_match.h"
 
 #include <gtest/gtest.h>
 
@@ -22,11 +23,10 @@
 namespace {
 
 namespace fs = std::filesystem;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::run_child;
 using tipbench::testing::synthetic_run;
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 struct Project {
   fs::path dir, repo;
@@ -103,8 +103,8 @@ TEST(HistoryBisect, NamesTheFirstCommitWhoseBuildIsSlower) {
                                  (p.dir / "builds" / "{commit}" / "tipbench").string(), "--blocks", "4", "--max-blocks",
                                  "16", "--out-dir", (p.dir / "work").string(), "--json", json});
   ASSERT_EQ(found.code, 1) << found.out << found.err;
-  EXPECT_TRUE(has(found.out, "first commit with the regression: " + p.commits[2] + " commit 2")) << found.out;
-  EXPECT_TRUE(has(found.out, "4 commit(s) after")) << found.out;
+  EXPECT_TRUE(contains(found.out, "first commit with the regression: " + p.commits[2] + " commit 2")) << found.out;
+  EXPECT_TRUE(contains(found.out, "4 commit(s) after")) << found.out;
   std::ifstream in(json);
   const auto j = nlohmann::json::parse(in);
   EXPECT_EQ(j["first_bad"], p.commits[2]);
@@ -118,15 +118,15 @@ TEST(HistoryBisect, NamesTheFirstCommitWhoseBuildIsSlower) {
   const auto two_series = history(p, {"bisect", "--series", "throughput", "--repo", p.repo.string(), "--binaries",
                                       (p.dir / "builds" / "{commit}" / "tipbench").string()});
   EXPECT_EQ(two_series.code, 2) << two_series.out << two_series.err;
-  EXPECT_TRUE(has(two_series.err, "2 series have a regression")) << two_series.err;
+  EXPECT_TRUE(contains(two_series.err, "2 series have a regression")) << two_series.err;
   const auto no_placeholder = history(p, {"bisect", "--series", "arm:zero throughput", "--repo", p.repo.string(),
                                           "--binaries", (p.dir / "builds" / "tipbench").string()});
   EXPECT_EQ(no_placeholder.code, 2) << no_placeholder.err;
-  EXPECT_TRUE(has(no_placeholder.err, "has no {commit}")) << no_placeholder.err;
+  EXPECT_TRUE(contains(no_placeholder.err, "has no {commit}")) << no_placeholder.err;
   const auto bad_good = history(p, {"bisect", "--series", "arm:zero throughput", "--repo", p.repo.string(), "--good",
                                     "nonsense", "--binaries", (p.dir / "builds" / "{commit}" / "tipbench").string()});
   EXPECT_EQ(bad_good.code, 2) << bad_good.err;
-  EXPECT_TRUE(has(bad_good.err, "'nonsense' is not a commit of")) << bad_good.err;
+  EXPECT_TRUE(contains(bad_good.err, "'nonsense' is not a commit of")) << bad_good.err;
   const auto not_a_repo = history(p, {"bisect", "--series", "arm:zero throughput", "--repo", p.dir.string() + "/none",
                                       "--binaries", (p.dir / "builds" / "{commit}" / "tipbench").string()});
   EXPECT_EQ(not_a_repo.code, 2) << not_a_repo.err;
@@ -139,8 +139,8 @@ TEST(HistoryBisect, ConfirmTellsAReproducedRegressionFromOneTheBuildsDoNotShow) 
                                 (p.dir / "builds" / "{commit}" / "tipbench").string(), "--blocks", "4", "--max-blocks",
                                 "16", "--out-dir", (p.dir / "work-slow").string()});
   EXPECT_EQ(slow.code, 1) << slow.out << slow.err;
-  EXPECT_TRUE(has(slow.out, "DIFFERENT")) << slow.out;
-  EXPECT_TRUE(has(slow.out, "1 confirmed, 0 not reproduced")) << slow.out;
+  EXPECT_TRUE(contains(slow.out, "DIFFERENT")) << slow.out;
+  EXPECT_TRUE(contains(slow.out, "1 confirmed, 0 not reproduced")) << slow.out;
 
   // Builds that measure the same (made by --build, as a user's build script would): not reproduced.
   const auto same =
@@ -149,8 +149,8 @@ TEST(HistoryBisect, ConfirmTellsAReproducedRegressionFromOneTheBuildsDoNotShow) 
                   "cp " + (p.dir / "builds" / p.commits[0] / "tipbench").string() + " \"$TIPBENCH_BINARY\"", "--blocks",
                   "4", "--max-blocks", "16", "--out-dir", (p.dir / "work-same").string()});
   EXPECT_EQ(same.code, 0) << same.out << same.err;
-  EXPECT_TRUE(has(same.out, "SAME")) << same.out;
-  EXPECT_TRUE(has(same.out, "0 confirmed, 1 not reproduced")) << same.out;
+  EXPECT_TRUE(contains(same.out, "SAME")) << same.out;
+  EXPECT_TRUE(contains(same.out, "0 confirmed, 1 not reproduced")) << same.out;
   EXPECT_TRUE(fs::exists(p.dir / "same" / p.commits.back() / "tipbench"));
 
   // A build command that fails: exit 4 naming its log; a missing binary without one: exit 2.
@@ -158,14 +158,14 @@ TEST(HistoryBisect, ConfirmTellsAReproducedRegressionFromOneTheBuildsDoNotShow) 
                                   (p.dir / "broken" / "{commit}" / "tipbench").string(), "--build", "exit 3",
                                   "--out-dir", (p.dir / "work-broken").string()});
   EXPECT_EQ(broken.code, 4) << broken.out << broken.err;
-  EXPECT_TRUE(has(broken.err, "build-")) << broken.err;
+  EXPECT_TRUE(contains(broken.err, "build-")) << broken.err;
   const auto missing = history(p, {"detect", "--series", "arm:zero throughput", "--confirm", "--binaries",
                                    (p.dir / "none" / "{commit}" / "tipbench").string()});
   EXPECT_EQ(missing.code, 2) << missing.err;
-  EXPECT_TRUE(has(missing.err, "no executable for commit")) << missing.err;
+  EXPECT_TRUE(contains(missing.err, "no executable for commit")) << missing.err;
   const auto without_confirm = history(p, {"detect", "--blocks", "3"});
   EXPECT_EQ(without_confirm.code, 2) << without_confirm.err;
-  EXPECT_TRUE(has(without_confirm.err, "--blocks goes with --confirm")) << without_confirm.err;
+  EXPECT_TRUE(contains(without_confirm.err, "--blocks goes with --confirm")) << without_confirm.err;
 }
 
 // The same confirmation over a fleet's PostgreSQL store (the throw-away test server).
@@ -176,7 +176,7 @@ TEST(HistoryBisect, ConfirmReadsAPostgresStoreToo) {
                                 (p.dir / "builds" / "{commit}" / "tipbench").string(), "--blocks", "4", "--max-blocks",
                                 "16", "--out-dir", (p.dir / "work").string()});
   EXPECT_EQ(slow.code, 1) << slow.out << slow.err;
-  EXPECT_TRUE(has(slow.out, "1 confirmed, 0 not reproduced")) << slow.out;
+  EXPECT_TRUE(contains(slow.out, "1 confirmed, 0 not reproduced")) << slow.out;
 }
 
 }  // namespace

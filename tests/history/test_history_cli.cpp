@@ -8,6 +8,8 @@
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "test_paths.h"
+#include "text_match.h"
+#include "tipbench_cmd.h"
 
 #include <gtest/gtest.h>
 
@@ -16,21 +18,10 @@
 namespace {
 
 namespace fs = std::filesystem;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::synthetic_run;
-
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome tipbench_cmd(const fs::path& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), TIPBENCH_BINARY);
-  const auto child = tipbench::testing::run_child(args, dir / "stdout.txt", dir / "stderr.txt");
-  return {child.code, child.out, child.err};
-}
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using tipbench::testing::tipbench_cmd;
 
 TEST(HistoryCli, IngestsOnceListsAndRefusesBadInputWithExitTwo) {
   const auto dir = fresh_scratch_dir("history_cli");
@@ -41,14 +32,14 @@ TEST(HistoryCli, IngestsOnceListsAndRefusesBadInputWithExitTwo) {
 
   const auto first = tipbench_cmd(dir, {"history", "--store", store, "ingest", a});
   ASSERT_EQ(first.code, 0) << first.err;
-  EXPECT_TRUE(has(first.out, "stored as run 1")) << first.out;
+  EXPECT_TRUE(contains(first.out, "stored as run 1")) << first.out;
   const auto both = tipbench_cmd(dir, {"history", "--store", store, "ingest", a, b});
   ASSERT_EQ(both.code, 0) << both.err;
-  EXPECT_TRUE(has(both.out, "already stored (run 1")) << both.out;
-  EXPECT_TRUE(has(both.out, "1 new of 2")) << both.out;
+  EXPECT_TRUE(contains(both.out, "already stored (run 1")) << both.out;
+  EXPECT_TRUE(contains(both.out, "1 new of 2")) << both.out;
   const auto listed = tipbench_cmd(dir, {"history", "--store", store, "runs"});
   EXPECT_EQ(listed.code, 0) << listed.err;
-  EXPECT_TRUE(has(listed.out, "cpu-test-2c_torch2.11.0")) << listed.out;
+  EXPECT_TRUE(contains(listed.out, "cpu-test-2c_torch2.11.0")) << listed.out;
 
   // A bad file anywhere in the list: exit 2 naming it, nothing stored.
   const auto c = (dir / "c.json").string(), broken = (dir / "broken.json").string();
@@ -56,16 +47,16 @@ TEST(HistoryCli, IngestsOnceListsAndRefusesBadInputWithExitTwo) {
   std::ofstream(broken) << "{ not json";
   const auto refused = tipbench_cmd(dir, {"history", "--store", store, "ingest", c, broken});
   EXPECT_EQ(refused.code, 2);
-  EXPECT_TRUE(has(refused.err, "broken.json")) << refused.err;
-  EXPECT_TRUE(has(refused.err, "nothing was ingested")) << refused.err;
-  EXPECT_FALSE(has(tipbench_cmd(dir, {"history", "--store", store, "runs"}).out, "  3  "));
+  EXPECT_TRUE(contains(refused.err, "broken.json")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "nothing was ingested")) << refused.err;
+  EXPECT_FALSE(contains(tipbench_cmd(dir, {"history", "--store", store, "runs"}).out, "  3  "));
 
   // A store that is not one; a missing one to list.
   const auto notes = (dir / "notes.txt").string();
   std::ofstream(notes) << "notes\n";
   const auto foreign = tipbench_cmd(dir, {"history", "--store", notes, "ingest", a});
   EXPECT_EQ(foreign.code, 2);
-  EXPECT_TRUE(has(foreign.err, "not a tipbench history store")) << foreign.err;
+  EXPECT_TRUE(contains(foreign.err, "not a tipbench history store")) << foreign.err;
   EXPECT_EQ(std::count(foreign.err.begin(), foreign.err.end(), '\n'), 1) << foreign.err;
   const auto missing = tipbench_cmd(dir, {"history", "--store", (dir / "none.db").string(), "runs"});
   EXPECT_EQ(missing.code, 2);
@@ -84,20 +75,20 @@ TEST(HistoryCli, IngestsIntoAPostgresServerWithThePasswordMasked) {
   for (const char* read : {"runs", "detect", "annotations"}) {
     const auto none = tipbench_cmd(dir, {"history", "--store", url, read});
     EXPECT_EQ(none.code, 2) << read << ": " << none.out << none.err;
-    EXPECT_TRUE(has(none.err, "no tipbench history store in this database")) << none.err;
+    EXPECT_TRUE(contains(none.err, "no tipbench history store in this database")) << none.err;
   }
   const auto first = tipbench_cmd(dir, {"history", "--store", url, "ingest", a, b});
   ASSERT_EQ(first.code, 0) << first.err;
-  EXPECT_TRUE(has(first.out, "stored as run 1")) << first.out;
-  EXPECT_TRUE(has(first.out, "2 new of 2 in postgresql://tipbench:***@")) << first.out;
+  EXPECT_TRUE(contains(first.out, "stored as run 1")) << first.out;
+  EXPECT_TRUE(contains(first.out, "2 new of 2 in postgresql://tipbench:***@")) << first.out;
   const auto again = tipbench_cmd(dir, {"history", "--store", url, "ingest", a});
-  EXPECT_TRUE(has(again.out, "already stored")) << again.out;
+  EXPECT_TRUE(contains(again.out, "already stored")) << again.out;
   const auto listed = tipbench::testing::run_child({TIPBENCH_BINARY, "history", "runs"}, dir / "runs.out",
                                                    dir / "runs.err", {{"TIPBENCH_HISTORY_STORE", url}});
   EXPECT_EQ(listed.code, 0) << listed.err;
   EXPECT_EQ(std::count(listed.out.begin(), listed.out.end(), '\n'), 2) << listed.out;
   for (const auto& text : {first.out, first.err, again.out, listed.out, listed.err}) {
-    EXPECT_FALSE(has(text, PostgresServer::kPassword)) << text;
+    EXPECT_FALSE(contains(text, PostgresServer::kPassword)) << text;
   }
 
   // A wrong password, a closed port: exit 2, one line, the password never shown.
@@ -105,13 +96,13 @@ TEST(HistoryCli, IngestsIntoAPostgresServerWithThePasswordMasked) {
   const auto wrong = tipbench_cmd(
       dir, {"history", "--store", "postgresql://tipbench:wrong-pw@127.0.0.1:" + port + "/postgres", "runs"});
   EXPECT_EQ(wrong.code, 2) << wrong.out << wrong.err;
-  EXPECT_TRUE(has(wrong.err, "***")) << wrong.err;
-  EXPECT_FALSE(has(wrong.err, "wrong-pw")) << wrong.err;
+  EXPECT_TRUE(contains(wrong.err, "***")) << wrong.err;
+  EXPECT_FALSE(contains(wrong.err, "wrong-pw")) << wrong.err;
   EXPECT_EQ(std::count(wrong.err.begin(), wrong.err.end(), '\n'), 1) << wrong.err;
   const auto closed =
       tipbench_cmd(dir, {"history", "--store", "postgresql://tipbench@127.0.0.1:1/x?connect_timeout=5", "runs"});
   EXPECT_EQ(closed.code, 2) << closed.err;
-  EXPECT_TRUE(has(closed.err, "cannot connect")) << closed.err;
+  EXPECT_TRUE(contains(closed.err, "cannot connect")) << closed.err;
 }
 
 // Twelve nightly runs ingested by the CLI: runs 9-12 (ids) 20% slower. Returns ingest's exit code.
@@ -136,14 +127,15 @@ TEST(HistoryCli, DetectExitsOneOnANewRegressionAndWritesItsReports) {
   const auto found = tipbench_cmd(
       dir, {"history", "--store", store, "detect", "--series", "throughput", "--json", json, "--markdown", md});
   EXPECT_EQ(found.code, 1) << found.out << found.err;
-  EXPECT_TRUE(has(found.out, "REGRESSION   zero_grad/model:m0/batch:8/arm:base throughput_samples_per_s")) << found.out;
-  EXPECT_TRUE(has(found.out, "2 new regression(s)")) << found.out;
+  EXPECT_TRUE(contains(found.out, "REGRESSION   zero_grad/model:m0/batch:8/arm:base throughput_samples_per_s"))
+      << found.out;
+  EXPECT_TRUE(contains(found.out, "2 new regression(s)")) << found.out;
   EXPECT_TRUE(fs::exists(json));
   EXPECT_TRUE(fs::exists(md));
   const auto recorded =
       tipbench_cmd(dir, {"history", "--store", store, "detect", "--series", "throughput", "--record"});
   EXPECT_EQ(recorded.code, 1) << recorded.err;
-  EXPECT_TRUE(has(recorded.out, "recorded 2 change point(s) of 2 stored series")) << recorded.out;
+  EXPECT_TRUE(contains(recorded.out, "recorded 2 change point(s) of 2 stored series")) << recorded.out;
   {
     tipbench::history::HistoryStore kept(store);
     const auto points = kept.change_points();
@@ -154,12 +146,12 @@ TEST(HistoryCli, DetectExitsOneOnANewRegressionAndWritesItsReports) {
   }
   const auto old_news = tipbench_cmd(dir, {"history", "--store", store, "detect", "--since", "2026-11-30"});
   EXPECT_EQ(old_news.code, 0) << old_news.out << old_news.err;
-  EXPECT_TRUE(has(old_news.out, "0 new regression(s)")) << old_news.out;
+  EXPECT_TRUE(contains(old_news.out, "0 new regression(s)")) << old_news.out;
 
   // Bad input: exit 2, one line, before any work.
   const auto missing = tipbench_cmd(dir, {"history", "--store", (dir / "none.db").string(), "detect"});
   EXPECT_EQ(missing.code, 2);
-  EXPECT_TRUE(has(missing.err, "no history store there")) << missing.err;
+  EXPECT_TRUE(contains(missing.err, "no history store there")) << missing.err;
   const auto bad_out = tipbench_cmd(dir, {"history", "--store", store, "detect", "--json", "/proc/x/y.json"});
   EXPECT_EQ(bad_out.code, 2) << bad_out.err;
   const auto bad_p = tipbench_cmd(dir, {"history", "--store", store, "detect", "--p-value", "nan"});
@@ -176,18 +168,18 @@ TEST(HistoryCli, AnnotateTurnsARegressionIntoAnExpectedChangeAndRefusesBadInput)
   const auto expected = tipbench_cmd(dir, {"history", "--store", store, "annotate", "--expected-change", "9",
                                            "--series", "arm:base throughput", "--note", "new allocator, accepted"});
   ASSERT_EQ(expected.code, 0) << expected.err;
-  EXPECT_TRUE(has(expected.out, "expected change at run 9, 1 series")) << expected.out;
+  EXPECT_TRUE(contains(expected.out, "expected change at run 9, 1 series")) << expected.out;
   const auto half = tipbench_cmd(dir, detect);
   EXPECT_EQ(half.code, 1) << half.out;  // the treat arm's series is still a new regression
-  EXPECT_TRUE(has(half.out, "expected     zero_grad/model:m0/batch:8/arm:base")) << half.out;
-  EXPECT_TRUE(has(half.out, "1 new regression(s)")) << half.out;
+  EXPECT_TRUE(contains(half.out, "expected     zero_grad/model:m0/batch:8/arm:base")) << half.out;
+  EXPECT_TRUE(contains(half.out, "1 new regression(s)")) << half.out;
   const auto all = tipbench_cmd(
       dir, {"history", "--store", store, "annotate", "--expected-change", "9", "--note", "new allocator, accepted"});
   ASSERT_EQ(all.code, 0) << all.err;
   EXPECT_EQ(tipbench_cmd(dir, detect).code, 0);
   const auto listed = tipbench_cmd(dir, {"history", "--store", store, "annotations"});
   EXPECT_EQ(listed.code, 0);
-  EXPECT_TRUE(has(listed.out, "expected_change  run 9 (2026-11-18T03:00:00Z)  all series")) << listed.out;
+  EXPECT_TRUE(contains(listed.out, "expected_change  run 9 (2026-11-18T03:00:00Z)  all series")) << listed.out;
   EXPECT_EQ(tipbench_cmd(dir, {"history", "--store", store, "annotate", "--remove", "2"}).code, 0);
   EXPECT_EQ(tipbench_cmd(dir, detect).code, 1);
 

@@ -11,6 +11,7 @@
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "test_paths.h"
+#include "text_match.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -20,10 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 namespace h = tipbench::history;
 namespace r = tipbench::reports;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::synthetic_run;
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(HistoryDashboard, KeepsTheNewestRunsAndThinsTheOlder) {
   EXPECT_EQ(r::kept_points(5, 200).size(), 5u);
@@ -77,7 +77,7 @@ TEST(HistoryDashboard, DrawsInHeadlessChromiumWithoutJavaScriptErrors) {
       {TIPBENCH_BINARY, "history", "--store", store, "report", "--out", site.string(), "--series", "throughput"},
       dir / "report.out", dir / "report.err");
   ASSERT_EQ(made.code, 0) << made.out << made.err;
-  EXPECT_TRUE(has(made.out, "4 series")) << made.out;  // 2 suites x 2 arms, throughput
+  EXPECT_TRUE(contains(made.out, "4 series")) << made.out;  // 2 suites x 2 arms, throughput
   for (const char* file : {"index.html", "chart.min.js", "series-index.js", "series/0.js", "series/3.js"}) {
     EXPECT_TRUE(fs::exists(site / file)) << file;
   }
@@ -89,12 +89,12 @@ TEST(HistoryDashboard, DrawsInHeadlessChromiumWithoutJavaScriptErrors) {
   auto dump = common;
   dump.insert(dump.end(), {"--dump-dom", page});
   const auto dom = tipbench::testing::run_child(dump, dir / "dom.html", "").out;
-  EXPECT_TRUE(has(dom, "data-ready=\"1\"")) << dom.substr(0, 3000);
-  EXPECT_TRUE(has(dom, "data-charts-expected=\"4\"")) << dom.substr(0, 3000);
-  EXPECT_TRUE(has(dom, "data-charts-drawn=\"4\"")) << dom.substr(0, 3000);
-  EXPECT_TRUE(has(dom, "data-js-errors=\"0\"")) << dom.substr(0, 3000);
-  EXPECT_TRUE(has(dom, "2 new regression(s)")) << dom.substr(0, 3000);  // channels_last's are expected
-  EXPECT_TRUE(has(dom, "<option value=\"torch 2.15.0\">")) << dom.substr(0, 3000);
+  EXPECT_TRUE(contains(dom, "data-ready=\"1\"")) << dom.substr(0, 3000);
+  EXPECT_TRUE(contains(dom, "data-charts-expected=\"4\"")) << dom.substr(0, 3000);
+  EXPECT_TRUE(contains(dom, "data-charts-drawn=\"4\"")) << dom.substr(0, 3000);
+  EXPECT_TRUE(contains(dom, "data-js-errors=\"0\"")) << dom.substr(0, 3000);
+  EXPECT_TRUE(contains(dom, "2 new regression(s)")) << dom.substr(0, 3000);  // channels_last's are expected
+  EXPECT_TRUE(contains(dom, "<option value=\"torch 2.15.0\">")) << dom.substr(0, 3000);
 
   auto shot = common;
   const auto png = dir / "dashboard.png";

@@ -10,6 +10,7 @@
 #include "postgres_server.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
+#include "text_match.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -32,6 +33,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace h = tipbench::history;
+using tipbench::testing::contains;
 using tipbench::testing::fresh_scratch_dir;
 using tipbench::testing::pg_value;
 using tipbench::testing::PostgresServer;
@@ -52,8 +54,6 @@ std::string refusal(const std::string& store) {
   }
   return "";
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Runs `body` in a child process; its exit status (or 128 + the signal that killed it).
 template <class Body>
@@ -336,20 +336,20 @@ TEST_F(HistoryStorePostgres, ItsDatabaseHasTheSchemaTheMarkerAndTheIndexes) {
 TEST_F(HistoryStorePostgres, RefusesADatabaseThatIsNotThisStore) {
   const auto foreign = fresh_database();
   pg_value(foreign, "CREATE TABLE t(x INTEGER)");
-  EXPECT_TRUE(has(refusal(foreign), "a PostgreSQL database of another application (1 tables")) << refusal(foreign);
+  EXPECT_TRUE(contains(refusal(foreign), "a PostgreSQL database of another application (1 tables")) << refusal(foreign);
   EXPECT_EQ(pg_value(foreign, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), "1");  // untouched
 
   const auto other_marker = fresh_database();
   pg_value(other_marker,
            "CREATE TABLE tipbench_store(application TEXT, schema_version INTEGER); "
            "INSERT INTO tipbench_store VALUES('someone else', 1)");
-  EXPECT_TRUE(has(refusal(other_marker), "naming 'someone else'), not a tipbench history store"))
+  EXPECT_TRUE(contains(refusal(other_marker), "naming 'someone else'), not a tipbench history store"))
       << refusal(other_marker);
 
   const auto newer = fresh_database();
   { h::HistoryStore store(newer); }
   pg_value(newer, "UPDATE tipbench_store SET schema_version = 99");
-  EXPECT_TRUE(has(refusal(newer), "schema 99, made by a newer tipbench")) << refusal(newer);
+  EXPECT_TRUE(contains(refusal(newer), "schema 99, made by a newer tipbench")) << refusal(newer);
 }
 
 // One line each, the URL's password masked: a closed port, a wrong password, a missing database.
@@ -357,10 +357,10 @@ TEST_F(HistoryStorePostgres, ConnectionErrorsAreOneLineWithThePasswordMasked) {
   const std::string port = std::to_string(server_->port());
   auto check = [](const std::string& message, const std::string& expected_start, const std::string& why) {
     EXPECT_EQ(message.rfind(expected_start, 0), 0u) << message;
-    EXPECT_TRUE(has(message, why)) << message;
-    EXPECT_FALSE(has(message, "\n")) << message;
-    EXPECT_FALSE(has(message, PostgresServer::kPassword)) << message;
-    EXPECT_FALSE(has(message, "wrong-pw-42")) << message;
+    EXPECT_TRUE(contains(message, why)) << message;
+    EXPECT_FALSE(contains(message, "\n")) << message;
+    EXPECT_FALSE(contains(message, PostgresServer::kPassword)) << message;
+    EXPECT_FALSE(contains(message, "wrong-pw-42")) << message;
   };
   // A port nobody listens on (taken from the kernel, then closed): refused at once.
   const int s = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -405,7 +405,7 @@ TEST_F(HistoryStorePostgres, ASilentServerFailsWithinTheConnectTimeout) {
       refusal(fmt::format("postgresql://tipbench@127.0.0.1:{}/db?connect_timeout=2", ntohs(a.sin_port)));
   const auto waited = std::chrono::steady_clock::now() - started;
   ::close(s);
-  EXPECT_TRUE(has(message, ": cannot connect: ")) << message;
+  EXPECT_TRUE(contains(message, ": cannot connect: ")) << message;
   EXPECT_GE(waited, std::chrono::milliseconds(1500));
   EXPECT_LT(waited, std::chrono::seconds(8));
 }
@@ -426,9 +426,9 @@ TEST_F(HistoryStorePostgres, AServerErrorMidIngestRollsBackAndTheStoreStaysUsabl
     ADD_FAILURE() << "the ingest went through";
   } catch (const h::StoreError& e) {
     const std::string message = e.what();
-    EXPECT_TRUE(has(message, "postgresql://tipbench:***@")) << message;
-    EXPECT_TRUE(has(message, ": disk quota exceeded (test)")) << message;
-    EXPECT_FALSE(has(message, "\n")) << message;
+    EXPECT_TRUE(contains(message, "postgresql://tipbench:***@")) << message;
+    EXPECT_TRUE(contains(message, ": disk quota exceeded (test)")) << message;
+    EXPECT_FALSE(contains(message, "\n")) << message;
   }
   EXPECT_TRUE(store.runs().empty());
   pg_value(url, "DROP TRIGGER refuse ON samples");

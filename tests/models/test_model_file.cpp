@@ -6,6 +6,7 @@
 #include "tipbench/models/model_file.h"
 
 #include "model_files.h"
+#include "text_match.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace tm_ = tipbench::models;
+using tipbench::testing::contains;
 using tipbench::testing::model_files;
 
 class ModelFile : public ::testing::Test {
@@ -35,8 +37,6 @@ std::string refusal(const tm_::ModelFileRequest& request) {
   }
   return "";
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::map<std::string, torch::Tensor> tensors_by_name(const torch::nn::Module& m) {
   std::map<std::string, torch::Tensor> out;
@@ -128,24 +128,24 @@ TEST_F(ModelFile, ChannelsLastConvertsTheScriptsWeightsInPlace) {
 }
 
 TEST_F(ModelFile, RefusesEveryBadFileWithItsReason) {
-  EXPECT_TRUE(has(refusal({.path = path("not_torchscript.pt")}), "not a TorchScript model"));
-  EXPECT_TRUE(has(refusal({.path = path("newer_torch.pt")}), "maximum supported version"));
-  EXPECT_TRUE(has(refusal({.path = path("custom_op.pt")}), "Unknown builtin op: tipbench_test::twice"));
-  EXPECT_TRUE(has(refusal({.path = path("traced.pt")}), "--allow-trace"));
+  EXPECT_TRUE(contains(refusal({.path = path("not_torchscript.pt")}), "not a TorchScript model"));
+  EXPECT_TRUE(contains(refusal({.path = path("newer_torch.pt")}), "maximum supported version"));
+  EXPECT_TRUE(contains(refusal({.path = path("custom_op.pt")}), "Unknown builtin op: tipbench_test::twice"));
+  EXPECT_TRUE(contains(refusal({.path = path("traced.pt")}), "--allow-trace"));
   EXPECT_EQ(refusal({.path = path("traced.pt"), .allow_trace = true}), "");
-  EXPECT_TRUE(has(refusal({.path = path("no_metadata.pt")}), "--model-input C,H,W and --model-classes K"));
-  EXPECT_TRUE(has(refusal({.path = path("wrong_width.pt")}), "want logits [2,10]"));
-  EXPECT_TRUE(has(refusal({.path = path("int_logits.pt")}), "want floating point"));
-  EXPECT_TRUE(has(refusal({.path = path("grayscale.pt")}), "square 3-channel images"));
-  EXPECT_TRUE(has(refusal({.path = path("tiny.pt"), .classes = 7}), "disagrees with the file's 10"));
-  EXPECT_TRUE(has(refusal({.path = path("missing.pt")}), "cannot be read"));
-  EXPECT_TRUE(has(refusal({.path = model_files().dir.string()}), "a folder"));
+  EXPECT_TRUE(contains(refusal({.path = path("no_metadata.pt")}), "--model-input C,H,W and --model-classes K"));
+  EXPECT_TRUE(contains(refusal({.path = path("wrong_width.pt")}), "want logits [2,10]"));
+  EXPECT_TRUE(contains(refusal({.path = path("int_logits.pt")}), "want floating point"));
+  EXPECT_TRUE(contains(refusal({.path = path("grayscale.pt")}), "square 3-channel images"));
+  EXPECT_TRUE(contains(refusal({.path = path("tiny.pt"), .classes = 7}), "disagrees with the file's 10"));
+  EXPECT_TRUE(contains(refusal({.path = path("missing.pt")}), "cannot be read"));
+  EXPECT_TRUE(contains(refusal({.path = model_files().dir.string()}), "a folder"));
   // A file named like a built-in model (the name comes from its stem without metadata).
   const fs::path named = model_files().dir / "named_as_builtin";
   fs::create_directories(named);
   fs::copy_file(path("no_metadata.pt"), named / "resnet18.pt", fs::copy_options::overwrite_existing);
-  EXPECT_TRUE(has(refusal({.path = (named / "resnet18.pt").string(), .input = {3, 32, 32}, .classes = 10}),
-                  "taken by a built-in model"));
+  EXPECT_TRUE(contains(refusal({.path = (named / "resnet18.pt").string(), .input = {3, 32, 32}, .classes = 10}),
+                       "taken by a built-in model"));
 }
 
 TEST_F(ModelFile, WithoutMetadataTakesTheShapeFromTheRequest) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuda_required.h"
+#include "generated_once.h"
 #include "scratch_dir.h"
 #include "test_paths.h"
 #include "tipbench/models/model.h"
@@ -423,35 +424,24 @@ int run_python(const std::string& args, const fs::path& log) {
 
 class Torchvision : public ::testing::Test {
  protected:
-  // Generates the reference files once per run, cached across runs under a directory named by
-  // a hash of the script, so editing make_reference.py regenerates them.
+  // The reference files, made once per build for every test process (generated_once.h), so
+  // editing make_reference.py makes them again. Exit 3: torchvision cannot be imported.
   static void SetUpTestSuite() {
     if (!fs::exists(TIPBENCH_PYTHON)) {
       skip_ = std::string("no Python interpreter at ") + TIPBENCH_PYTHON;
       return;
     }
-    const auto script = read_bytes(TIPBENCH_MAKE_REFERENCE);
-    std::ostringstream tag;
-    tag << "torchvision_reference_" << std::hex << std::hash<std::string>{}(script);
-    dir_ = scratch_root() / tag.str();
-    if (fs::exists(dir_ / "done")) return;
-    // Generate into a private directory and rename it into place, so that test processes run
-    // in parallel (ctest -j) never read a half-written file.
-    const fs::path tmp = dir_.string() + ".tmp-" + std::to_string(::getpid());
-    remove_tree(tmp);
-    fs::create_directories(tmp);
-    const fs::path log = tmp.string() + ".log";
-    const int rc = run_python(quoted(tmp.string()), log);
-    if (rc == 3) {
-      skip_ = "torchvision not importable: " + read_bytes(log);
-    } else if (rc != 0 || !fs::exists(tmp / "done")) {
-      error_ = "make_reference.py failed (exit " + std::to_string(rc) + "):\n" + read_bytes(log);
-    } else {
-      std::error_code ec;
-      fs::rename(tmp, dir_, ec);  // fails harmlessly when another process got there first
-    }
-    remove_tree(tmp);
-    ::unlink(log.c_str());
+    const auto made = tipbench::testing::generated_once(
+        "torchvision_reference", read_bytes(TIPBENCH_MAKE_REFERENCE), [](const fs::path& into) {
+          const fs::path log = into.string() + ".log";
+          const int rc = run_python(quoted(into.string()), log);
+          const std::string output = read_bytes(log);
+          ::unlink(log.c_str());
+          if (rc == 3) return "skip: torchvision not importable: " + output;
+          return rc == 0 ? std::string() : "make_reference.py failed (exit " + std::to_string(rc) + "):\n" + output;
+        });
+    dir_ = made.dir;
+    (made.skipped ? skip_ : error_) = made.error;
   }
 
   void SetUp() override {

@@ -1,23 +1,18 @@
-// The model files of the `run --model-file` tests, made once per test run by
+// The model files of the `run --model-file` tests, made once per build by
 // tests/models/make_model_files.py (with TIPBENCH_PYTHON, the real scripts/export_model.py) and
-// cached under the scratch root in a folder named by a hash of both scripts, so editing either
-// makes them again; made in a private folder renamed into place, so parallel test processes never read
-// half a file. Needs TIPBENCH_PYTHON and TIPBENCH_SOURCE_DIR (test_paths.h). Example:
+// shared by every test process (generated_once.h: named by a hash of both scripts, so editing
+// either makes them again). Needs TIPBENCH_PYTHON and TIPBENCH_SOURCE_DIR (test_paths.h). Example:
 //   const ModelFiles& files = model_files();
 //   if (!files.error.empty()) FAIL() << files.error;
 //   run({"run", "--model-file", files.path("tiny.pt"), ...});
 #pragma once
 
 #include "child_process.h"
-#include "scratch_dir.h"
+#include "generated_once.h"
 #include "test_paths.h"
 
-#include <unistd.h>
-
 #include <filesystem>
-#include <functional>
 #include <mutex>
-#include <sstream>
 #include <string>
 
 namespace tipbench::testing {
@@ -35,23 +30,17 @@ inline const ModelFiles& model_files() {
     namespace fs = std::filesystem;
     const fs::path script = fs::path(TIPBENCH_SOURCE_DIR) / "tests/models/make_model_files.py";
     const fs::path exporter = fs::path(TIPBENCH_SOURCE_DIR) / "scripts/export_model.py";
-    std::ostringstream tag;
-    tag << "model_files_" << std::hex << std::hash<std::string>{}(read_bytes(script) + read_bytes(exporter));
-    files.dir = scratch_root() / tag.str();
-    if (fs::exists(files.dir / "done")) return;
-    const fs::path tmp = files.dir.string() + ".tmp-" + std::to_string(::getpid());
-    remove_tree(tmp);
-    const auto made = run_child({TIPBENCH_PYTHON, script.string(), TIPBENCH_SOURCE_DIR, tmp.string()},
-                                tmp.string() + ".out", tmp.string() + ".err");
-    if (made.code != 0 || !fs::exists(tmp / "done")) {
-      files.error = "make_model_files.py exited " + std::to_string(made.code) + ": " + made.out + made.err;
-    } else {
-      std::error_code ec;
-      fs::rename(tmp, files.dir, ec);  // fails harmlessly when another process got there first
-    }
-    remove_tree(tmp);
-    fs::remove(tmp.string() + ".out");
-    fs::remove(tmp.string() + ".err");
+    const auto made =
+        generated_once("model_files", read_bytes(script) + read_bytes(exporter), [&](const fs::path& into) {
+          const auto o = run_child({TIPBENCH_PYTHON, script.string(), TIPBENCH_SOURCE_DIR, into.string()},
+                                   into.string() + ".out", into.string() + ".err");
+          fs::remove(into.string() + ".out");
+          fs::remove(into.string() + ".err");
+          return o.code == 0 ? std::string()
+                             : "make_model_files.py exited " + std::to_string(o.code) + ": " + o.out + o.err;
+        });
+    files.dir = made.dir;
+    files.error = made.error;
   });
   return files;
 }

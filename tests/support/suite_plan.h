@@ -8,6 +8,8 @@
 #include "tipbench/summary.h"
 #include "tipbench/trial.h"
 
+#include "text_match.h"
+
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -51,8 +53,6 @@ inline std::vector<std::string> arm_names(const CaseSpec& c) {
   for (const auto& a : c.arms) out.push_back(a.name);
   return out;
 }
-
-inline bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 // A short real trial of an arm of the quick CPU plan: what the arm sets up and records is under
 // test, not the timing.

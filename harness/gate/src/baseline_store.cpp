@@ -58,7 +58,7 @@ std::optional<std::string> misfiled(const Result& r, const std::string& slug_dir
 
 StoredBaseline describe(const Result& r, const std::string& path, const std::string& slug, const std::string& name) {
   StoredBaseline b{
-      path, slug, name, r.context.timestamp_utc, r.context.git.sha, r.context.device, {}, r.context.fingerprint};
+      path, slug, name, r.context.timestamp_utc, r.context.git.sha, r.context.device, {}, r.context.fingerprint, {}};
   for (const auto& s : r.suites) b.suites.push_back(s.name);
   b.model_sha256 = model_sha256_of(r);
   return b;

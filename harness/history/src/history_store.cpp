@@ -64,7 +64,7 @@ std::vector<TrendPoint> HistoryStore::assemble(const std::vector<std::pair<std::
         known = run_points_->find(run);
         if (known == run_points_->end()) throw StoreError("a sample of run " + std::to_string(run) + " has no run");
       }
-      out.push_back({known->second, {}});
+      out.push_back({.run = known->second});
     }
     out.back().samples.push_back(value);
   }

@@ -12,7 +12,7 @@ namespace {
 // store_schema.cpp's tables, columns and indexes in PostgreSQL's types. The columns a query sorts
 // or keys on compare byte by byte (COLLATE "C"), as SQLite's do, so both stores list in the same
 // order whatever the database's locale; samples' primary key keeps a series' trend one index range.
-constexpr const char* kSchema = R"sql(
+constexpr const char* kPostgresSchema = R"sql(
 CREATE TABLE tipbench_store(
   application TEXT NOT NULL,
   schema_version INTEGER NOT NULL);
@@ -120,7 +120,7 @@ void prepare_postgres_store(const PgConnection& db, bool make_when_absent) {
   try {
     db.exec("SELECT pg_advisory_xact_lock($1::bigint)", {kSchemaLock});
     if (!is_this_store(db)) {
-      db.exec(kSchema);
+      db.exec(kPostgresSchema);
       db.exec("INSERT INTO tipbench_store(application, schema_version) VALUES($1, $2::integer)",
               {kPostgresApplication, std::to_string(kSchemaVersion)});
     }

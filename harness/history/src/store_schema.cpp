@@ -15,7 +15,7 @@ namespace {
 // measured value), plus what the change-point detection and the bootstrap need: every block's
 // sample, change points and annotations. samples is keyed (series, run time, run, block): a
 // series' trend is one index range.
-constexpr const char* kSchema = R"sql(
+constexpr const char* kSqliteSchema = R"sql(
 CREATE TABLE runs(
   id INTEGER PRIMARY KEY,
   content_sha256 TEXT NOT NULL UNIQUE,
@@ -126,7 +126,7 @@ void prepare_store(sqlite3* db, const std::string& path) {
   exec(db, "BEGIN IMMEDIATE", path);
   try {
     if (pragma_int(db, "PRAGMA application_id", path) != kApplicationId) {
-      exec(db, kSchema, path);
+      exec(db, kSqliteSchema, path);
       exec(db, fmt::format("PRAGMA application_id={}; PRAGMA user_version={}", kApplicationId, kSchemaVersion), path);
     }
     exec(db, "COMMIT", path);

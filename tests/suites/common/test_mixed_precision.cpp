@@ -67,12 +67,12 @@ struct Tiny {
 };
 
 TEST(LossScaler, UnscaledGradientsEqualTheUnscaledLossesGradients) {
-  Tiny t(c10::Device(c10::kCPU));
+  Tiny t{c10::Device(c10::kCPU)};
   t.loss().backward();
   std::vector<torch::Tensor> plain;
   for (const auto& p : t.fc->parameters()) plain.push_back(p.grad().clone());
   t.optimizer->zero_grad();
-  s::LossScaler scaler(c10::Device(c10::kCPU));
+  s::LossScaler scaler{c10::Device(c10::kCPU)};
   scaler.scale(t.loss()).backward();
   scaler.unscale(*t.optimizer);
   // Scaling by 2^16 and back is exact in binary floating point (no overflow or subnormals here),
@@ -115,7 +115,7 @@ TEST(LossScaler_CUDA, AnInfGradientSkipsTheStepAndHalvesTheScale) {
 }
 
 TEST(LossScaler, GrowsAfterGrowthIntervalCleanSteps) {
-  Tiny t(c10::Device(c10::kCPU));
+  Tiny t{c10::Device(c10::kCPU)};
   s::LossScaler scaler(c10::Device(c10::kCPU), {.init_scale = 1024, .growth_interval = 3});
   for (int step = 1; step <= 4; ++step) {
     t.optimizer->zero_grad();
