@@ -2,6 +2,7 @@
 """How long `make quick` and `make test` took, stage by stage, from their own logs.
 
   scripts/ci-times.py [--log FILE] [--all | --last] [--tus BUILD_DIR] [--tests BUILD_DIR] [--top N]
+  scripts/ci-times.py --costs BUILD_DIR > tests/ctest-costs.txt
 
 Without options: the last cold and the last warm run of each make target that .times/stages.tsv
 holds (scripts/stage_times.sh writes it), each stage's wall time and the build stages' ccache
@@ -14,6 +15,8 @@ compiled. A stage that ran beside the others ("... (background)") is not counted
                     (.ninja_log), with that run's job time and wall time
   --tests BUILD_DIR the slowest tests of BUILD_DIR's last ctest run (Testing/Temporary/LastTest.log)
   --top N           rows for --tus and --tests (default 20)
+  --costs BUILD_DIR every test's time in BUILD_DIR's last ctest run, in ctest's cost-file format
+                    (Testing/Temporary/CTestCostData.txt): how tests/ctest-costs.txt is refreshed
 Exit: 0 printed; 2 a file missing or unreadable.
 """
 import argparse
@@ -117,14 +120,23 @@ def print_tus(build_dir, top):
     print()
 
 
-def print_tests(build_dir, top):
+def test_times(build_dir):
+    """(seconds, name) of every test in BUILD_DIR's last ctest run, longest first."""
     log = build_dir / "Testing" / "Temporary" / "LastTest.log"
     text = log.read_text(encoding="utf-8", errors="replace")
-    times = re.findall(r'^\d+/\d+ Test: (\S+)\n(?:.*\n)*?"?Test time"? = +([\d.]+) sec', text, re.M)
-    if not times:
-        times = [(name, t) for name, t in re.findall(r'^\d+/\d+ Testing: (\S+)\n(?:.*\n)*?Test time = +([\d.]+) sec',
-                                                     text, re.M)]
-    rows = sorted(((float(t), name) for name, t in times), reverse=True)
+    times = re.findall(r'^\d+/\d+ Testing: (\S+)\n(?:.*\n)*?Test time = +([\d.]+) sec', text, re.M)
+    return log, sorted(((float(t), name) for name, t in times), reverse=True)
+
+
+def print_costs(build_dir):
+    _, rows = test_times(build_dir)
+    for seconds, name in sorted(rows, key=lambda r: r[1]):
+        print(f"{name} 1 {seconds:.3f}")
+    print("---")
+
+
+def print_tests(build_dir, top):
+    log, rows = test_times(build_dir)
     print(f"{log}: {len(rows)} tests, {sum(t for t, _ in rows):.0f} s of test time")
     for seconds, name in rows[:top]:
         print(f"  {seconds:7.1f} s  {name}")
@@ -140,8 +152,12 @@ def main():
     parser.add_argument("--tus", type=pathlib.Path)
     parser.add_argument("--tests", type=pathlib.Path)
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--costs", type=pathlib.Path)
     args = parser.parse_args()
     try:
+        if args.costs:
+            print_costs(args.costs)
+            return 0
         if args.tus or args.tests:
             if args.tus:
                 print_tus(args.tus, args.top)
