@@ -8,7 +8,8 @@
 #   --target T                          build only T and what it needs (make quick: tipbench), not
 #                                       every target
 #   --no-build                          install only (make test fetches stack B's wheel this way
-#                                       while the main build runs)
+#                                       while the main venv installs and the main build runs)
+#   --debian-only                       the Debian packages alone
 # Steps: Debian packages (only those missing), the project-local virtual environment with the
 # torch wheel, then a CMake/Ninja build with ccache. Each step's wall time goes to
 # .times/stages.tsv (scripts/stage_times.sh; scripts/ci-times.py prints them).
@@ -19,6 +20,7 @@ want_test=0
 torch_version=""
 target=""
 no_build=0
+debian_only=0
 
 log() { printf '[bootstrap] %s\n' "$*" >&2; }
 # shellcheck source=scripts/stage_times.sh
@@ -36,7 +38,8 @@ while (($#)); do
       [[ $target =~ ^[A-Za-z0-9_]+$ ]] || { log "--target needs a CMake target name, got '${target}'"; exit 2; }
       shift ;;
     --no-build) no_build=1 ;;
-    *) log "unknown argument '$1' (usage: scripts/bootstrap.sh [--test] [--torch X.Y.Z] [--target T] [--no-build])"; exit 2 ;;
+    --debian-only) debian_only=1 ;;
+    *) log "unknown argument '$1' (usage: scripts/bootstrap.sh [--test] [--torch X.Y.Z] [--target T] [--no-build] [--debian-only])"; exit 2 ;;
   esac
   shift
 done
@@ -71,6 +74,7 @@ if ((${#missing[@]})); then
   log "installing Debian packages: ${missing[*]}"
   timed_stage "Debian packages" install_debian_packages "${missing[@]}"
 fi
+((debian_only)) && exit 0
 
 venv=.venv
 req=requirements.txt

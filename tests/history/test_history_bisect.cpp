@@ -17,6 +17,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -49,6 +50,26 @@ std::vector<std::string> git_commits(const fs::path& dir, const fs::path& repo, 
   std::istringstream lines(git({"rev-list", "--reverse", "HEAD"}));
   for (std::string line; std::getline(lines, line);) commits.push_back(line);
   return commits;
+}
+
+// The gate's bound on the share of the CPUs other processes may take for two runs to count as
+// measured under the same conditions (ci/gate-thresholds.json, foreign_cpu_pct).
+constexpr double kQuietBound = 0.20;
+
+// The largest share of the CPUs other processes took during any interleaved run a confirmation
+// kept in `work` (each side's merged result records its conditions).
+double largest_foreign_cpu(const fs::path& work) {
+  double largest = 0;
+  if (!fs::exists(work)) return largest;
+  for (const auto& entry : fs::recursive_directory_iterator(work)) {
+    const auto name = entry.path().filename().string();
+    if (name != "base.json" && name != "head.json") continue;
+    const auto conditions = tipbench::read_result(entry.path().string()).context.conditions;
+    if (conditions.is_object() && conditions.contains("foreign_cpu") && conditions["foreign_cpu"].is_number()) {
+      largest = std::max(largest, conditions["foreign_cpu"].get<double>());
+    }
+  }
+  return largest;
 }
 
 // An executable script at `path` that runs the real binary, its runs slowed by `slowdown_pct`.
@@ -148,9 +169,17 @@ TEST(HistoryBisect, ConfirmTellsAReproducedRegressionFromOneTheBuildsDoNotShow) 
                   (p.dir / "same" / "{commit}" / "tipbench").string(), "--build",
                   "cp " + (p.dir / "builds" / p.commits[0] / "tipbench").string() + " \"$TIPBENCH_BINARY\"", "--blocks",
                   "4", "--max-blocks", "16", "--out-dir", (p.dir / "work-same").string()});
-  EXPECT_EQ(same.code, 0) << same.out << same.err;
-  EXPECT_TRUE(contains(same.out, "SAME")) << same.out;
-  EXPECT_TRUE(contains(same.out, "0 confirmed, 1 not reproduced")) << same.out;
+  // SAME needs a quiet machine: when other processes took more of the CPUs than the gate's bound,
+  // an A/A comparison may be too noisy for a verdict, and RUN MORE (exit 3) is then the right
+  // answer (never DIFFERENT). The rest of the test still runs; it ends skipped, saying why.
+  const double loaded = largest_foreign_cpu(p.dir / "work-same");
+  const bool too_loaded = same.code == 3 && loaded > kQuietBound;
+  EXPECT_FALSE(contains(same.out, "DIFFERENT")) << same.out;
+  if (!too_loaded) {
+    EXPECT_EQ(same.code, 0) << same.out << same.err;
+    EXPECT_TRUE(contains(same.out, "SAME")) << same.out;
+    EXPECT_TRUE(contains(same.out, "0 confirmed, 1 not reproduced")) << same.out;
+  }
   EXPECT_TRUE(fs::exists(p.dir / "same" / p.commits.back() / "tipbench"));
 
   // A build command that fails: exit 4 naming its log; a missing binary without one: exit 2.
@@ -166,6 +195,10 @@ TEST(HistoryBisect, ConfirmTellsAReproducedRegressionFromOneTheBuildsDoNotShow) 
   const auto without_confirm = history(p, {"detect", "--blocks", "3"});
   EXPECT_EQ(without_confirm.code, 2) << without_confirm.err;
   EXPECT_TRUE(contains(without_confirm.err, "--blocks goes with --confirm")) << without_confirm.err;
+  if (too_loaded) {
+    GTEST_SKIP() << "the A/A confirmation said RUN MORE with other processes on " << loaded * 100
+                 << "% of the CPUs (over the " << kQuietBound * 100 << "% bound): SAME needs a quiet machine";
+  }
 }
 
 // The same confirmation over a fleet's PostgreSQL store (the throw-away test server).
