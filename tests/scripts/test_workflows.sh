@@ -11,7 +11,9 @@ workflows=("$src"/ci/github/*.yml)
 ((${#workflows[@]} >= 3)) || { echo "FAIL: expected the gate, nightly and fleet workflows, found ${workflows[*]}"; exit 1; }
 "$check" --builtin-schema vendor.github-workflows "${workflows[@]}" || { echo "FAIL: a workflow breaks the schema"; exit 1; }
 # A step with neither `run` nor `uses` is refused: the check is not a no-op.
-sed 's/^      - name: Build$/      - name: Build\n        shell: bash/; /^        run: make build$/d' "$src/ci/github/tipbench-nightly.yml" >"$tmp/broken.yml"
+# The Build step's `run:` line (whatever it runs) becomes `shell:`, which alone is no step.
+sed '/^      - name: Build$/{n;s/^        run: .*/        shell: bash/}' "$src/ci/github/tipbench-nightly.yml" >"$tmp/broken.yml"
+cmp -s "$src/ci/github/tipbench-nightly.yml" "$tmp/broken.yml" && { echo "FAIL: the nightly has no Build step to break"; exit 1; }
 if "$check" --builtin-schema vendor.github-workflows "$tmp/broken.yml" >/dev/null 2>&1; then
   echo "FAIL: a step with neither run nor uses passed the schema check"
   exit 1
