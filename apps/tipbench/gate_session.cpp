@@ -177,7 +177,8 @@ SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag) {
 }
 
 std::vector<std::string> strip_selection(const std::vector<std::string>& args) {
-  static const std::set<std::string> with_value{"--suite", "--model", "--batch-size", "--out", "--seed", "--blocks"};
+  static const std::set<std::string> with_value{"--suite", "--model",  "--batch-size", "--out",
+                                                "--seed",  "--blocks", "--max-blocks"};
   std::vector<std::string> out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];

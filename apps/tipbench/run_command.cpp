@@ -58,6 +58,7 @@ std::optional<int> read_start(RunOptions& o, const std::set<std::string>& typed,
   start.device = resolve_device(o.device, error);
   if (!start.device) return usage_error(error);
   if (const auto problems = model_file_problems(o); !problems.empty()) return usage_error(problems.front());
+  if (o.blocks > 0 && o.max_blocks > 0) return usage_error("--max-blocks: --blocks fixes the count; give one of them");
   // Recorded absolute, so that `--resume` from another folder finds the same file.
   if (!o.model_file.empty()) o.model_file = std::filesystem::absolute(o.model_file).string();
   try {
@@ -90,6 +91,7 @@ std::optional<int> resume_into(Result& result, RunPlan& plan, const PartialRun& 
   }
   result.context = resumed_context(result.context, partial, file);
   plan.finished_cases = finished_cases_of(partial.result);
+  plan.resumed_case = partial.in_progress;
   return std::nullopt;
 }
 
@@ -194,8 +196,21 @@ void add_selection_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
 // How it is measured and where the result goes.
 void add_measurement_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
   sub.add_flag("--quick", o->quick, "Tiny budget for CI and smoke runs (6 blocks of short trials)");
-  sub.add_option("--blocks", o->blocks, "Blocks (one trial of every arm each); default 10, 8 with --quick")
+  sub.add_option("--blocks", o->blocks,
+                 "A fixed number of blocks (one trial of every arm each); default: sequential, 5 to --max-blocks "
+                 "(6 fixed with --quick)")
       ->check(not_a_flag() & whole_number(kBlocksRange.min, kBlocksRange.max));
+  sub.add_option("--max-blocks", o->max_blocks,
+                 "Sequential blocks: a case stops at the first look (5, 8, 13, 20, ...) where every throughput "
+                 "comparison is precise or settled against the threshold's band, else at this many (default 20)")
+      ->check(not_a_flag() & whole_number(kBlocksRange.min, kBlocksRange.max));
+  sub.add_option("--precision", o->precision_pct,
+                 "A comparison is precise when its interval's half-width is at most PCT percent of its ratio "
+                 "(default 0.5)")
+      ->check(real_number(kPrecisionPctRange.min, kPrecisionPctRange.max));
+  sub.add_option("--trial-time", o->trial_time_s,
+                 "Seconds each trial times at least (default 0.5, 0.25 with --quick); at least 5 steps")
+      ->check(real_number(kTrialTimeRange.min, kTrialTimeRange.max));
   sub.add_option("--threshold", o->threshold_pct, "Practical threshold for a verdict, in percent (default 2)")
       ->check(real_number(kThresholdPctRange.min, kThresholdPctRange.max));
   sub.add_option("--out", o->out,

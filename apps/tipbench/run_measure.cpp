@@ -3,6 +3,7 @@
 #include "run_checks.h"
 #include "run_launch.h"
 #include "run_resume.h"
+#include "tipbench/block_looks.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/interrupt_notice.h"
@@ -14,6 +15,7 @@
 #include "tipbench/reports/format.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -23,11 +25,18 @@ namespace tipbench::cli {
 namespace {
 
 void print_banner(const RunOptions& o, const RunPlan& plan, const Result& result) {
-  fmt::print(stderr, "tipbench {}: {} suite(s) on {} ({}), {} blocks{}\n", result.context.tipbench_version,
-             plan.suites.size(), plan.context.device.str(), result.context.fingerprint_slug, plan.settings.blocks,
-             o.quick ? ", quick" : "");
+  const auto looks = block_looks(plan.settings);
+  const std::string blocks =
+      looks.size() == 1 ? fmt::format("{} blocks", looks.front())
+                        : fmt::format("up to {} blocks per case (looks at {})", looks.back(), fmt::join(looks, ", "));
+  fmt::print(stderr, "tipbench {}: {} suite(s) on {} ({}), {}{}\n", result.context.tipbench_version, plan.suites.size(),
+             plan.context.device.str(), result.context.fingerprint_slug, blocks, o.quick ? ", quick" : "");
   if (!plan.finished_cases.empty()) {
     fmt::print(stderr, "resuming {}: {} case(s) already measured\n", o.resume, plan.finished_cases.size());
+  }
+  if (const auto& c = plan.resumed_case) {
+    fmt::print(stderr, "resuming {}: {} block(s) of {} already measured\n", o.resume, c->blocks_done,
+               c->case_result.name);
   }
   for (const auto& w : result.context.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (const auto banner = reports::injected_slowdown_banner(result); !banner.empty()) {
@@ -40,16 +49,20 @@ void print_banner(const RunOptions& o, const RunPlan& plan, const Result& result
 void keep_finished_cases(const RunOptions& o, RunPlan& plan, const Result& result, const std::string& partial_path,
                          bool& partial_kept) {
   const int kept = static_cast<int>(plan.finished_cases.size());
-  install_interrupt_notice(kept > 0 ? resume_hint(kept, partial_path)
-                                    : "\ninterrupted: no case had finished; nothing kept");
-  plan.case_finished = [&o, &result, &partial_path, &partial_kept](const std::vector<SuiteResult>& so_far) {
+  const CaseInProgress* resumed = plan.resumed_case ? &*plan.resumed_case : nullptr;
+  install_interrupt_notice(kept > 0 || resumed ? resume_hint(kept, partial_path, resumed)
+                                               : "\ninterrupted: no case had finished; nothing kept");
+  const auto keep = [&o, &result, &partial_path, &partial_kept](const std::vector<SuiteResult>& so_far,
+                                                                const CaseInProgress* in_progress) {
     Result done = result;
     done.suites = so_far;
-    const std::string hint = resume_hint(count_cases(done), partial_path);
+    const std::string hint = resume_hint(count_cases(done), partial_path, in_progress);
     try {
       // A signal right after the rename (a user, or a test that waits for the file) names it.
       stage_interrupt_notice(hint, partial_path);
-      write_partial_run({o.out, run_options_to_json(o), done}, partial_path);
+      PartialRun partial{o.out, run_options_to_json(o), done, std::nullopt};
+      if (in_progress) partial.in_progress = *in_progress;
+      write_partial_run(partial, partial_path);
       partial_kept = true;  // a later failed write leaves this file as it was
       set_interrupt_notice(hint);
     } catch (const std::exception& e) {  // losing the safety net is no reason to stop measuring
@@ -57,6 +70,10 @@ void keep_finished_cases(const RunOptions& o, RunPlan& plan, const Result& resul
       fmt::print(stderr, "warning: cannot keep finished cases in {}: {}\n", abbreviated(partial_path),
                  error_summary(e));
     }
+  };
+  plan.case_finished = [keep](const std::vector<SuiteResult>& so_far) { keep(so_far, nullptr); };
+  plan.block_finished = [keep](const std::vector<SuiteResult>& so_far, const CaseInProgress& in_progress) {
+    keep(so_far, &in_progress);
   };
 }
 
@@ -86,7 +103,7 @@ bool any_unusable(const std::vector<SuiteResult>& suites) {
 
 int measure_and_write(const RunOptions& o, RunPlan& plan, Result& result, const std::string& partial_path) {
   print_banner(o, plan, result);
-  bool partial_kept = !plan.finished_cases.empty();  // a resumed run's file
+  bool partial_kept = !plan.finished_cases.empty() || plan.resumed_case;  // a resumed run's file
   if (!partial_path.empty()) keep_finished_cases(o, plan, result, partial_path, partial_kept);
   Progress progress(Progress::stderr_is_tty());
   const ConditionsProbe conditions;                                // what else ran on these CPUs while the suites did

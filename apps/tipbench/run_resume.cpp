@@ -87,9 +87,11 @@ std::string result_write_failure(const std::string& reason, const std::string& p
       reason, partial_path, partial_path);
 }
 
-std::string resume_hint(int cases, const std::string& partial_path) {
-  return fmt::format("\ninterrupted: {} case(s) kept in {}; finish the run with: tipbench run --resume {}", cases,
-                     partial_path, partial_path);
+std::string resume_hint(int cases, const std::string& partial_path, const CaseInProgress* in_progress) {
+  const std::string blocks =
+      in_progress ? fmt::format(" and {} block(s) of {}", in_progress->blocks_done, in_progress->case_result.name) : "";
+  return fmt::format("\ninterrupted: {} case(s){} kept in {}; finish the run with: tipbench run --resume {}", cases,
+                     blocks, partial_path, partial_path);
 }
 
 }  // namespace tipbench::cli

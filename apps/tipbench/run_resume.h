@@ -30,8 +30,9 @@ RunContext resumed_context(const RunContext& here, const PartialRun& partial, co
 
 std::map<std::string, CaseResult> finished_cases_of(const Result& r);
 
-// "interrupted: N case(s) kept in FILE; finish the run with: tipbench run --resume FILE"
-std::string resume_hint(int cases, const std::string& partial_path);
+// "interrupted: N case(s) kept in FILE; finish the run with: tipbench run --resume FILE", with
+// the blocks of the case in progress when there is one.
+std::string resume_hint(int cases, const std::string& partial_path, const CaseInProgress* in_progress = nullptr);
 
 // The one line when the result cannot be written: the reason, and the partial file only when one
 // holding finished cases is on disk (`partial_path` empty: none is), never a file that is not.

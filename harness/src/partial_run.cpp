@@ -32,6 +32,10 @@ void write_partial_run(const PartialRun& partial, const std::string& path) {
              {"out", partial.out},
              {"run_options", ojson::parse(partial.run_options.dump())},
              {"result", to_json_document(partial.result)}};
+  if (const auto& c = partial.in_progress) {
+    j["case_in_progress"] = {
+        {"suite", c->suite}, {"blocks_done", c->blocks_done}, {"case", case_document(c->case_result)}};
+  }
   write_file_atomically(path, checked_dump(j, 1, path) + "\n");
 }
 
@@ -71,6 +75,24 @@ PartialRun partial_from_document(const ojson& j, const std::string& path) {
   }
   if (!j.contains("result")) throw InputError(path + ": a damaged partial run file: no result");
   p.result = parse_result(j.at("result"), path);
+  if (j.contains("case_in_progress")) {
+    try {
+      const auto& c = j.at("case_in_progress");
+      CaseInProgress in_progress{c.at("suite").get<std::string>(), case_from_document(c.at("case")),
+                                 json_integer<int>(c, "blocks_done")};
+      if (in_progress.blocks_done < 1) throw std::invalid_argument("blocks_done must be at least 1");
+      for (const auto& arm : in_progress.case_result.arms) {
+        for (const auto& t : arm.trials) {
+          if (t.block < 0 || t.block >= in_progress.blocks_done)
+            throw std::invalid_argument(
+                fmt::format("a trial of block {} in {} finished block(s)", t.block, in_progress.blocks_done));
+        }
+      }
+      p.in_progress = std::move(in_progress);
+    } catch (const std::exception& e) {
+      throw InputError(fmt::format("{}: a damaged partial run file: its case in progress: {}", path, e.what()));
+    }
+  }
   return p;
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace tipbench {
 
 Progress::Progress(bool tty, std::FILE* out) : tty_(tty), out_(out) {}
@@ -25,6 +27,8 @@ void Progress::trial_finished(double seconds) {
   elapsed_s_ += seconds;
   if (!tty_) fmt::print(out_, "{} done in {:.1f}s{}\n", current_, seconds, eta_text());
 }
+
+void Progress::trials_dropped(int trials) { total_ = std::max(done_, total_ - trials); }
 
 void Progress::note(const std::string& text) {
   if (line_open_) fmt::print(out_, "\r\033[K");

@@ -28,6 +28,9 @@ constexpr Field kFields[] = {
     {"batch_size", "--batch-size"},
     {"quick", "--quick"},
     {"blocks", "--blocks"},
+    {"max_blocks", "--max-blocks"},
+    {"precision_pct", "--precision"},
+    {"trial_time_s", "--trial-time"},
     {"threshold_pct", "--threshold"},
     {"out", "--out"},
     {"seed", "--seed"},
@@ -96,6 +99,9 @@ nlohmann::json run_options_to_json(const RunOptions& o) {
           {"batch_size", o.batch_size},
           {"quick", o.quick},
           {"blocks", o.blocks},
+          {"max_blocks", o.max_blocks},
+          {"precision_pct", o.precision_pct},
+          {"trial_time_s", o.trial_time_s},
           {"threshold_pct", o.threshold_pct},
           {"out", o.out},
           {"seed", o.seed},
@@ -134,6 +140,10 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
     o.model_input = j.value("model_input", "");
     o.model_classes = j.contains("model_classes") ? json_integer<std::int64_t>(j, "model_classes") : 0;
     o.jit_optimize = j.value("jit_optimize", "on");
+    // Since sequential blocks (schema 1.7): a partial file written before them has none.
+    o.max_blocks = j.contains("max_blocks") ? json_integer<int>(j, "max_blocks") : 0;
+    o.precision_pct = j.value("precision_pct", 0.0);
+    o.trial_time_s = j.value("trial_time_s", 0.0);
   } catch (const std::exception& e) {
     throw InputError(fmt::format("the run's options are damaged: {}", e.what()));
   }
@@ -158,6 +168,10 @@ std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptio
   }
   add(whole_problem("--batch-size", o.batch_size, kBatchSizeRange, true));
   add(whole_problem("--blocks", o.blocks, kBlocksRange, true));
+  add(whole_problem("--max-blocks", o.max_blocks, kBlocksRange, true));
+  if (o.blocks > 0 && o.max_blocks > 0) add("--max-blocks: --blocks fixes the count; give one of them");
+  add(real_problem("--precision", o.precision_pct, kPrecisionPctRange, true));
+  add(real_problem("--trial-time", o.trial_time_s, kTrialTimeRange, true));
   add(whole_problem("--nproc", o.nproc, kNprocRange, false));
   add(real_problem("--threshold", o.threshold_pct, kThresholdPctRange, true));
   add(real_problem("--inject-slowdown", o.inject_slowdown_pct, kInjectSlowdownPctRange, false));
@@ -202,7 +216,13 @@ std::vector<std::string> run_option_differences(const RunOptions& here, const Ru
 
 MeasureSettings measure_settings_from(const RunOptions& o) {
   MeasureSettings s = o.quick ? quick_settings() : MeasureSettings{};
-  if (o.blocks > 0) s.blocks = o.blocks;
+  if (o.blocks > 0) s.min_blocks = s.blocks = o.blocks;  // a fixed count
+  if (o.max_blocks > 0) {
+    s.blocks = o.max_blocks;
+    s.min_blocks = std::min(s.min_blocks, o.max_blocks);  // a cap at or below the pilot: a fixed count
+  }
+  if (o.precision_pct > 0) s.precision = o.precision_pct / 100;
+  if (o.trial_time_s > 0) s.trial_min_time_s = o.trial_time_s;
   if (o.threshold_pct > 0) s.practical_threshold = o.threshold_pct / 100;
   s.seed = o.seed;
   s.inject_slowdown_pct = o.inject_slowdown_pct;

@@ -177,7 +177,9 @@ ojson comparison_to_json(const Comparison& c) {
              {"blocks", c.estimate.blocks},
              {"verdict", stats::to_string(c.verdict)},
              {"cv", c.cv},
-             {"noisy", c.noisy}};
+             {"noisy", c.noisy},
+             {"stop", to_string(c.stop)}};
+  if (c.stop == StopReason::unresolved) j["blocks_to_resolve"] = c.blocks_to_resolve;
   if (!c.recommendation.empty()) j["recommendation"] = c.recommendation;
   return j;
 }
@@ -195,6 +197,9 @@ Comparison comparison_from_json(const ojson& j) {
   c.cv = j.value("cv", 0.0);  // absent before schema 1.2
   c.noisy = j.at("noisy").get<bool>();
   c.recommendation = j.value("recommendation", "");
+  // Since 1.7; results before it ran a fixed number of blocks.
+  c.stop = j.contains("stop") ? stop_reason_from_string(j.at("stop").get<std::string>()) : StopReason::fixed;
+  c.blocks_to_resolve = j.contains("blocks_to_resolve") ? json_integer<std::size_t>(j, "blocks_to_resolve") : 0;
   return c;
 }
 
@@ -242,7 +247,10 @@ MeasureSettings settings_known_keys(const ojson& j) {
   for (const auto& [key, value] : j.items()) {
     if (known.contains(key)) filtered[key] = nlohmann::json::parse(value.dump());
   }
-  return filtered.get<MeasureSettings>();
+  auto settings = filtered.get<MeasureSettings>();
+  // Before schema 1.7 every run had a fixed number of blocks, and min_blocks was not recorded.
+  if (!j.contains("min_blocks")) settings.min_blocks = settings.blocks;
+  return settings;
 }
 
 RunContext context_from_json(const ojson& j) {
@@ -363,6 +371,9 @@ ojson to_json_document(const Result& r) {
   }
   return j;
 }
+
+nlohmann::ordered_json case_document(const CaseResult& c) { return case_to_json(c); }
+CaseResult case_from_document(const nlohmann::ordered_json& j) { return case_from_json(j); }
 
 Result parse_result(const ojson& document, const std::string& origin) {
   check_schema_version(document, origin);

@@ -1,5 +1,6 @@
 #include "tipbench/runner.h"
 
+#include "tipbench/block_looks.h"
 #include "tipbench/block_order.h"
 #include "tipbench/device_init.h"
 #include "tipbench/error_text.h"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -69,57 +71,110 @@ std::vector<PlannedCase> plan_cases(const Suite& suite, const SuiteContext& cont
   return planned;
 }
 
-void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
+// One trial of every runnable arm, in the block's shuffled order.
+void run_block(PlannedCase& p, const RunPlan& plan, Progress& progress, int block, int most_blocks) {
   const Suite& suite = *p.suite;
-  const int blocks = plan.settings.blocks;
-  for (int block = 0; block < blocks; ++block) {
-    const auto order = block_order(p.runnable, plan.settings.seed, p.result.name, block);
-    for (std::size_t position = 0; position < order.size(); ++position) {
-      const int ai = order[position];
-      ArmResult& arm = p.result.arms[ai];
-      if (arm.status != ArmStatus::ok) continue;  // failed or invalid in an earlier block
-      progress.trial_started(suite.name(), join_levels(p.spec.params) + " arm:" + arm.arm, block, blocks);
-      const auto started = std::chrono::steady_clock::now();
-      try {
-        TrialOutcome outcome =
-            suite.isolation(plan.context) == Isolation::fresh_process
-                ? run_trial_in_fresh_process(plan.self_executable, suite, plan.context, p.case_index, ai, plan.settings,
-                                             block, static_cast<int>(position),
-                                             suite.trial_environment(plan.context, p.spec, p.spec.arms[ai]))
-                : run_trial(suite, plan.context, p.spec, p.spec.arms[ai], plan.settings, block,
-                            static_cast<int>(position));
-        arm.trials.push_back(std::move(outcome.trial));
-        arm.info = std::move(outcome.info);
-        if (outcome.profile) {
-          if (!outcome.profile->error.empty()) progress.note("profile: " + arm.name + ": " + outcome.profile->error);
-          arm.profile = std::move(outcome.profile);
-        }
-        if (!outcome.invalid_reason.empty()) {  // kept for inspection, never compared
-          arm.status = ArmStatus::invalid;
-          arm.reason = fmt::format("block {}: {}", block, outcome.invalid_reason);
-          progress.note("invalid: " + arm.name + ": " + arm.reason);
-        }
-      } catch (const InputError&) {
-        // Bad input from outside (e.g. a corrupt file under --corrupt-policy fail) stops the run.
-        progress.end();
-        throw;
-      } catch (const ArmUnavailable& e) {
-        // Found only by the trial's own process: skipped with the reason, like a planned skip.
-        arm.status = ArmStatus::skipped;
-        arm.reason = e.what();
-        arm.trials.clear();
-        progress.note("skipped: " + arm.name + ": " + arm.reason);
-      } catch (const std::exception& e) {
-        // One failing arm is recorded and the run goes on with the others.
-        arm.status = ArmStatus::failed;
-        arm.reason = error_summary(e);
-        progress.note("failed: " + arm.name + ": " + arm.reason);
-        if (plan.verbose) progress.note(error_details(e));
+  const auto order = block_order(p.runnable, plan.settings.seed, p.result.name, block);
+  for (std::size_t position = 0; position < order.size(); ++position) {
+    const int ai = order[position];
+    ArmResult& arm = p.result.arms[ai];
+    if (arm.status != ArmStatus::ok) continue;  // failed or invalid in an earlier block
+    progress.trial_started(suite.name(), join_levels(p.spec.params) + " arm:" + arm.arm, block, most_blocks);
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      TrialOutcome outcome =
+          suite.isolation(plan.context) == Isolation::fresh_process
+              ? run_trial_in_fresh_process(plan.self_executable, suite, plan.context, p.case_index, ai, plan.settings,
+                                           block, static_cast<int>(position),
+                                           suite.trial_environment(plan.context, p.spec, p.spec.arms[ai]))
+              : run_trial(suite, plan.context, p.spec, p.spec.arms[ai], plan.settings, block,
+                          static_cast<int>(position));
+      arm.trials.push_back(std::move(outcome.trial));
+      arm.info = std::move(outcome.info);
+      if (outcome.profile) {
+        if (!outcome.profile->error.empty()) progress.note("profile: " + arm.name + ": " + outcome.profile->error);
+        arm.profile = std::move(outcome.profile);
       }
-      progress.trial_finished(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      if (!outcome.invalid_reason.empty()) {  // kept for inspection, never compared
+        arm.status = ArmStatus::invalid;
+        arm.reason = fmt::format("block {}: {}", block, outcome.invalid_reason);
+        progress.note("invalid: " + arm.name + ": " + arm.reason);
+      }
+    } catch (const InputError&) {
+      // Bad input from outside (e.g. a corrupt file under --corrupt-policy fail) stops the run.
+      progress.end();
+      throw;
+    } catch (const ArmUnavailable& e) {
+      // Found only by the trial's own process: skipped with the reason, like a planned skip.
+      arm.status = ArmStatus::skipped;
+      arm.reason = e.what();
+      arm.trials.clear();
+      progress.note("skipped: " + arm.name + ": " + arm.reason);
+    } catch (const std::exception& e) {
+      // One failing arm is recorded and the run goes on with the others.
+      arm.status = ArmStatus::failed;
+      arm.reason = error_summary(e);
+      progress.note("failed: " + arm.name + ": " + arm.reason);
+      if (plan.verbose) progress.note(error_details(e));
+    }
+    progress.trial_finished(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+}
+
+// A case may stop at a look when none of its throughput comparisons is still unresolved (the
+// CPU-time and memory comparisons ride along with the blocks that settle the speed).
+bool case_settled(const CaseResult& c) {
+  const std::string speed = trial_throughput().name;
+  return std::none_of(c.comparisons.begin(), c.comparisons.end(),
+                      [&](const Comparison& cmp) { return cmp.metric == speed && cmp.stop == StopReason::unresolved; });
+}
+
+// A resumed case's finished blocks go into its planned arms, matched by name: the arms' trials,
+// status and reason as they were. Returns the blocks done.
+int take_resumed_blocks(PlannedCase& p, const CaseInProgress& resumed) {
+  if (resumed.case_result.arms.size() != p.result.arms.size()) {
+    throw InputError(fmt::format("the case in progress {} has {} arms, this run's plan {}", p.result.name,
+                                 resumed.case_result.arms.size(), p.result.arms.size()));
+  }
+  for (std::size_t i = 0; i < p.result.arms.size(); ++i) {
+    const ArmResult& kept = resumed.case_result.arms[i];
+    ArmResult& arm = p.result.arms[i];
+    if (kept.name != arm.name) {
+      throw InputError(
+          fmt::format("the case in progress has the arm {} where this run's plan has {}", kept.name, arm.name));
+    }
+    if (arm.status == ArmStatus::skipped) continue;  // skipped here and now: as planned
+    arm.status = kept.status;
+    arm.reason = kept.reason;
+    arm.info = kept.info;
+    arm.trials = kept.trials;
+  }
+  return resumed.blocks_done;
+}
+
+// Blocks up to each look (block_looks.h); after each look the case is summarised, and it stops
+// at the first look where it is settled, or at the last. A resumed case starts after its finished
+// blocks, at the looks it had not passed. `keep` is told after every block that does not end it.
+void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress,
+              const std::function<void(const CaseInProgress&)>& keep) {
+  const auto looks = block_looks(plan.settings);
+  int block = 0;
+  if (plan.resumed_case && plan.resumed_case->case_result.name == p.result.name) {
+    block = std::min(take_resumed_blocks(p, *plan.resumed_case), looks.back());
+    progress.trials_dropped(static_cast<int>(p.runnable.size()) * block);
+  }
+  for (std::size_t k = 0; k < looks.size(); ++k) {
+    if (looks[k] < block) continue;  // a look the interrupted command took
+    for (; block < looks[k]; ++block) {
+      run_block(p, plan, progress, block, looks.back());
+      if (block + 1 < looks.back() && keep) keep(CaseInProgress{p.suite->name(), p.result, block + 1});
+    }
+    summarize_case(p.result, plan.settings);
+    if (k + 1 < looks.size() && case_settled(p.result)) {
+      progress.trials_dropped(static_cast<int>(p.runnable.size()) * (looks.back() - block));
+      break;
     }
   }
-  summarize_case(p.result, plan.settings);
 }
 
 }  // namespace
@@ -156,6 +211,12 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
       }
     }
   }
+  if (plan.resumed_case && !planned_names.contains(plan.resumed_case->case_result.name)) {
+    throw InputError(
+        fmt::format("the case in progress {} is not in this run's plan: the run's options do not "
+                    "describe it",
+                    plan.resumed_case->case_result.name));
+  }
   // A resumed run's finished cases must be cases of this plan: one the plan lacks would be lost.
   for (const auto& [name, kept] : plan.finished_cases) {
     if (!planned_names.contains(name)) {
@@ -179,7 +240,13 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
         sr.cases.push_back(done->second);
         continue;
       }
-      run_case(p, plan, progress);
+      const auto keep = [&](const CaseInProgress& in_progress) {
+        if (!plan.block_finished) return;
+        results.push_back(sr);  // the suite so far, for the callback only
+        plan.block_finished(results, in_progress);
+        results.pop_back();
+      };
+      run_case(p, plan, progress, keep);
       sr.cases.push_back(std::move(p.result));
       if (plan.case_finished) {
         results.push_back(sr);  // the suite so far, for the callback only

@@ -16,7 +16,7 @@ MeasureSettings quick_settings() {
   s.trial_min_steps = 5;
   s.trial_min_time_s = 0.25;
   s.trial_max_steps = 200;
-  s.blocks = 6;
+  s.min_blocks = s.blocks = 6;  // a fixed count: the quick run's time is known before it starts
   return s;
 }
 
@@ -33,7 +33,9 @@ static void visit_fields(MeasureSettings& s, Visitor&& visit) {
   visit("trial_min_steps", s.trial_min_steps);
   visit("trial_min_time_s", s.trial_min_time_s);
   visit("trial_max_steps", s.trial_max_steps);
+  visit("min_blocks", s.min_blocks);
   visit("blocks", s.blocks);
+  visit("precision", s.precision);
   visit("practical_threshold", s.practical_threshold);
   visit("bootstrap_resamples", s.bootstrap_resamples);
   visit("seed", s.seed);

@@ -1,5 +1,8 @@
 #include "tipbench/stats.h"
 
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -188,6 +191,70 @@ RatioTest unpaired_ratio_test(std::span<const double> treatment, std::span<const
   }
   return ratio_test_from(std::move(ratios), treatment, baseline, options.confidence,
                          std::min(treatment.size(), baseline.size()));
+}
+
+namespace {
+
+std::vector<double> log_ratios(std::span<const double> treatment, std::span<const double> baseline) {
+  validate_pairs(treatment, baseline);
+  std::vector<double> out(treatment.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::log(treatment[i] / baseline[i]);
+  return out;
+}
+
+double sample_sd(std::span<const double> xs) {
+  if (xs.size() < 2) return 0;
+  const double m = mean_of(xs);
+  double squares = 0;
+  for (double x : xs) squares += (x - m) * (x - m);
+  return std::sqrt(squares / static_cast<double>(xs.size() - 1));
+}
+
+// The two-sided Student-t quantile t(df) with (1 - confidence) / 2 in each tail.
+double t_quantile(std::size_t df, double confidence) {
+  const boost::math::students_t t(static_cast<double>(df));
+  return boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2));
+}
+
+}  // namespace
+
+RatioTest paired_log_ratio_t(std::span<const double> treatment, std::span<const double> baseline, double confidence) {
+  const std::vector<double> logs = log_ratios(treatment, baseline);
+  if (logs.size() < 2) fail("a t-interval needs at least 2 paired blocks, got " + std::to_string(logs.size()));
+  if (!(confidence > 0 && confidence < 1)) fail("confidence must be in (0, 1), got " + std::to_string(confidence));
+  const double n = static_cast<double>(logs.size());
+  const double m = mean_of(logs);
+  const double se = sample_sd(logs) / std::sqrt(n);
+  const double half = t_quantile(logs.size() - 1, confidence) * se;
+  double p_value = 1;
+  if (se > 0) {
+    const boost::math::students_t t(n - 1);
+    p_value = std::min(1.0, 2 * boost::math::cdf(boost::math::complement(t, std::abs(m) / se)));
+  } else if (m != 0) {
+    p_value = 0;  // every block moved by the same factor: no noise left to explain it
+  }
+  return RatioTest{.estimate = {.ratio = std::exp(m),
+                                .ci_low = std::exp(m - half),
+                                .ci_high = std::exp(m + half),
+                                .blocks = logs.size()},
+                   .p_value = p_value};
+}
+
+double log_ratio_sd(std::span<const double> treatment, std::span<const double> baseline) {
+  return sample_sd(log_ratios(treatment, baseline));
+}
+
+std::size_t blocks_for_half_width(double sd, double half_width, double confidence, std::size_t most) {
+  if (!(sd >= 0) || !(half_width > 0)) fail("blocks_for_half_width: needs sd >= 0 and half_width > 0");
+  if (!(confidence > 0 && confidence < 1)) fail("confidence must be in (0, 1), got " + std::to_string(confidence));
+  // t(n-1) is above the normal quantile z, so no n below (z * sd / half_width)^2 is enough.
+  const double z = boost::math::quantile(boost::math::complement(boost::math::normal(), (1 - confidence) / 2));
+  const double floor_n = std::pow(z * sd / half_width, 2);
+  if (!(floor_n < static_cast<double>(most))) return most;
+  for (std::size_t n = std::max<std::size_t>(2, static_cast<std::size_t>(floor_n)); n <= most; ++n) {
+    if (t_quantile(n - 1, confidence) * sd / std::sqrt(static_cast<double>(n)) <= half_width) return n;
+  }
+  return most;
 }
 
 MedianInterval median_interval(std::span<const double> xs, const BootstrapOptions& options) {

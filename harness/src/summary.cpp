@@ -1,5 +1,7 @@
 #include "tipbench/summary.h"
 
+#include "tipbench/block_looks.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -64,9 +66,14 @@ std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResu
   c.treatment = treatment.arm;
   c.baseline = baseline.arm;
   c.metric = metric.name;
-  c.estimate = stats::paired_ratio_of_medians(
-      paired.treatment, paired.baseline,
-      {.resamples = static_cast<std::size_t>(settings.bootstrap_resamples), .seed = settings.seed});
+  // A t-interval on the paired log-ratios (docs/measurement.md): it covers at the few blocks a
+  // sequential case may stop at, at each look's confidence.
+  c.estimate = stats::paired_log_ratio_t(paired.treatment, paired.baseline, look_confidence(settings)).estimate;
+  c.stop = stop_reason(c.estimate, settings);
+  if (c.stop == StopReason::unresolved) {
+    c.blocks_to_resolve =
+        blocks_to_resolve(c.estimate, stats::log_ratio_sd(paired.treatment, paired.baseline), settings);
+  }
   c.verdict = stats::decide(
       c.estimate, {.practical_threshold = settings.practical_threshold, .higher_is_better = metric.higher_is_better});
   const double cv =

@@ -24,9 +24,45 @@ void print_arm(const ArmResult& arm, std::FILE* out) {
              s.p10, s.p90, cpu, arm.throughput_samples_per_s.median, percent(arm.throughput_samples_per_s.cv), memory);
 }
 
+// "5 blocks, settled outside the band", "20 blocks, unresolved (about 37 would settle it)".
+std::string blocks_and_stop(const Comparison& c) {
+  std::string text = fmt::format("{} blocks", c.estimate.blocks);
+  switch (c.stop) {
+    case StopReason::fixed: return text;
+    case StopReason::settled_outside: return text + ", settled outside the band";
+    case StopReason::settled_inside: return text + ", settled inside the band";
+    case StopReason::precise: return text + ", precise";
+    case StopReason::unresolved:
+      return text + fmt::format(", unresolved (about {} would settle it)", c.blocks_to_resolve);
+  }
+  return text;
+}
+
 void print_comparison(const Comparison& c, std::FILE* out) {
-  fmt::print(out, "    {} vs {}: {} {}  {}{}\n", c.treatment, c.baseline, metric_label(c.metric), ratio_with_ci(c),
-             verdict_label(c), c.noisy ? "  [noisy]" : "");
+  fmt::print(out, "    {} vs {}: {} {}  {}{}  ({})\n", c.treatment, c.baseline, metric_label(c.metric),
+             ratio_with_ci(c), verdict_label(c), c.noisy ? "  [noisy]" : "", blocks_and_stop(c));
+}
+
+// The run's speed comparisons that reached the block cap unresolved, and the cap that would
+// settle the worst of them.
+void print_unresolved_footer(const Result& result, std::FILE* out) {
+  int unresolved = 0;
+  std::size_t most = 0;
+  for (const auto& suite : result.suites) {
+    for (const auto& c : suite.cases) {
+      for (const auto& cmp : c.comparisons) {
+        if (cmp.metric != "throughput_samples_per_s" || cmp.stop != StopReason::unresolved) continue;
+        ++unresolved;
+        most = std::max(most, cmp.blocks_to_resolve);
+      }
+    }
+  }
+  if (unresolved == 0) return;
+  fmt::print(out,
+             "\nunresolved: {} throughput comparison(s) reached {} blocks neither precise to {:g}% nor settled "
+             "against the {:g}% band; --max-blocks {} would settle the worst at its present noise.\n",
+             unresolved, result.context.settings.blocks, 100 * result.context.settings.precision,
+             100 * result.context.settings.practical_threshold, most);
 }
 
 // The noisiest comparison of a case, or nullptr when none is noisy.
@@ -93,6 +129,7 @@ void print_run_summary(const Result& result, std::FILE* out) {
     for (const auto& note : suite.notes) fmt::print(out, "  {}\n", note);
   }
   print_noise_footer(result, out);
+  print_unresolved_footer(result, out);
   if (const auto loaded = conditions_warning(result.context.conditions); !loaded.empty()) {
     fmt::print(out, "\nconditions: {}\n", loaded);
   }

@@ -28,7 +28,9 @@ std::string run_table(const std::vector<NamedRun>& runs) {
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td class=num>{}</td></tr>\n",
         html_escape(r.label), html_escape(ctx.fingerprint_slug), html_escape(ctx.device),
         html_escape(ctx.timestamp_utc), html_escape(ctx.git.sha.substr(0, 12)), ctx.git.dirty ? " (dirty)" : "",
-        html_escape(ctx.tipbench_version), ctx.settings.blocks);
+        html_escape(ctx.tipbench_version),
+        fixed_blocks(ctx.settings) ? fmt::format("{}", ctx.settings.blocks)
+                                   : fmt::format("{}&ndash;{}", ctx.settings.min_blocks, ctx.settings.blocks));
   }
   return h + "</table>\n";
 }
@@ -160,8 +162,9 @@ std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>
   h += "<h2>Charts</h2>\n<div id=charts></div>\n";
   if (model.at("charts").empty()) h += "<p class=note>No chart has data in these runs.</p>\n";
   for (const auto& r : runs) h += arm_tables(r, page_dir);
-  h += "<p class=note>Throughput ratios are medians over blocks with 95% bootstrap intervals; see "
-       "docs/measurement.md and docs/reports.md in the tipbench repository.</p>\n";
+  h += "<p class=note>Ratios are geometric means of the per-block ratios with 95% t-intervals (results "
+       "before schema 1.7: ratios of medians with bootstrap intervals); see docs/measurement.md and "
+       "docs/reports.md in the tipbench repository.</p>\n";
   h += "<script type=\"application/json\" id=\"tipbench-model\">" + json_for_script(model) + "</script>\n";
   h += "<script>\n" + chartjs_source + "\n</script>\n";
   h += "<script>" + std::string(detail::kReportScript) + "</script>\n</body>\n</html>\n";

@@ -16,6 +16,7 @@
 
 #include <signal.h>
 
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -42,19 +43,35 @@ std::vector<std::string> two_case_run(const fs::path& out) {
           "cpu",           "--quick", "--blocks", "3",         "--out",   out.string()};
 }
 
-// Starts the run, waits for its first case to be kept, then sends `signal_number`.
+// The partial file as it is now, when it can be read (it is replaced atomically, block by block).
+std::optional<tipbench::PartialRun> partial_now(const fs::path& path) {
+  try {
+    if (fs::exists(path)) return tipbench::read_partial_run(path.string());
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// Starts the run, waits for its first case to be kept (the file holds the blocks of a case in
+// progress before that), then sends `signal_number`.
 void interrupt_after_first_case(const fs::path& dir, const fs::path& logs, int signal_number) {
   const auto out = dir / "r.json";
   RunningChild child(two_case_run(out), logs);
   ASSERT_TRUE(child.started());
-  ASSERT_TRUE(child.wait_for_file(dir / "r.json.partial", std::chrono::seconds(300))) << child.describe();
+  ASSERT_TRUE(child.wait_until(
+      [&] {
+        const auto p = partial_now(dir / "r.json.partial");
+        return p && tipbench::count_cases(p->result) == 1;
+      },
+      std::chrono::seconds(300)))
+      << child.describe();
   ASSERT_EQ(::kill(child.pid(), signal_number), 0);
   ASSERT_TRUE(child.wait(std::chrono::seconds(60))) << "did not stop\n" << child.describe();
   ASSERT_TRUE(child.signaled()) << child.describe();
   EXPECT_EQ(child.signal(), signal_number);
   if (signal_number != SIGKILL) {
-    EXPECT_TRUE(contains(child.stderr_text(), "interrupted: 1 case(s) kept in " + (dir / "r.json.partial").string()))
-        << child.describe();
+    EXPECT_TRUE(contains(child.stderr_text(), "interrupted: 1 case(s)")) << child.describe();
+    EXPECT_TRUE(contains(child.stderr_text(), "kept in " + (dir / "r.json.partial").string())) << child.describe();
     EXPECT_TRUE(contains(child.stderr_text(), "tipbench run --resume")) << child.describe();
   }
   EXPECT_EQ(list_dir(dir), std::vector<std::string>{"r.json.partial"}) << "no result, no temporary file";
@@ -211,6 +228,51 @@ TEST(RunResume, KillNineLeavesTheFinishedCaseOnDisk) {
   o = resume(dir, logs, {"--quick"});
   ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
   expect_resumed_result(dir, kept);
+}
+
+// A case interrupted after some of its blocks keeps them: `--resume` runs only the blocks it
+// lacks, and the case's trials are the kept ones followed by the new ones (one case to the
+// statistics). The run is zero_grad alone, a fixed 6 blocks, so the signal lands inside its case.
+TEST(RunResume, AnInterruptedCaseKeepsItsBlocksAndResumeRunsTheRest) {
+  const auto dir = fresh_scratch_dir("resume_blocks");
+  const auto logs = fresh_scratch_dir("resume_blocks_logs");
+  const auto partial = dir / "r.json.partial";
+  RunningChild child({TIPBENCH_BINARY, "run", "--suite", "zero_grad", "--model", "small_cnn", "--device", "cpu",
+                      "--quick", "--blocks", "6", "--out", (dir / "r.json").string()},
+                     logs);
+  ASSERT_TRUE(child.started());
+  ASSERT_TRUE(child.wait_until(
+      [&] {
+        const auto p = partial_now(partial);
+        return p && p->in_progress && p->in_progress->blocks_done >= 2;
+      },
+      std::chrono::seconds(300)))
+      << child.describe();
+  ASSERT_EQ(::kill(child.pid(), SIGINT), 0);
+  ASSERT_TRUE(child.wait(std::chrono::seconds(60))) << child.describe();
+  EXPECT_TRUE(contains(child.stderr_text(), "block(s) of zero_grad/")) << child.describe();
+  const auto kept = partial_now(partial);
+  ASSERT_TRUE(kept && kept->in_progress) << read_bytes(partial);
+  const int done = kept->in_progress->blocks_done;
+  ASSERT_LT(done, 6) << "the signal came after the case ended";
+
+  const auto o = resume(dir, logs);
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  EXPECT_TRUE(contains(o.err, "block(s) of zero_grad/")) << o.err;
+  const auto r = tipbench::read_result((dir / "r.json").string());
+  const auto& c = r.suites.at(0).cases.at(0);
+  for (std::size_t a = 0; a < c.arms.size(); ++a) {
+    const auto& arm = c.arms[a];
+    ASSERT_EQ(arm.trials.size(), 6u) << arm.name;
+    const auto& before = kept->in_progress->case_result.arms.at(a).trials;
+    ASSERT_EQ(before.size(), static_cast<std::size_t>(done)) << arm.name;
+    for (int b = 0; b < 6; ++b) EXPECT_EQ(arm.trials[b].block, b) << arm.name;
+    for (int b = 0; b < done; ++b) {
+      EXPECT_EQ(tipbench::trial_to_json(arm.trials[b]), tipbench::trial_to_json(before[b])) << "kept as measured";
+    }
+  }
+  EXPECT_FALSE(c.comparisons.empty());
+  EXPECT_EQ(c.comparisons.front().estimate.blocks, 6u);
 }
 
 }  // namespace

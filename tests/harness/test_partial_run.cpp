@@ -26,9 +26,11 @@ using tipbench::testing::read_bytes;
 using tipbench::testing::write_bytes;
 
 PartialRun sample_partial() {
-  return {"results/runs/x.json",
-          {{"blocks", 3}, {"suites", {"zero_grad"}}},
-          tipbench::testing::synthetic_run({.suites = {"zero_grad", "conv_bias"}, .cases_per_suite = 2, .blocks = 3})};
+  return {.out = "results/runs/x.json",
+          .run_options = {{"blocks", 3}, {"suites", {"zero_grad"}}},
+          .result = tipbench::testing::synthetic_run(
+              {.suites = {"zero_grad", "conv_bias"}, .cases_per_suite = 2, .blocks = 3}),
+          .in_progress = std::nullopt};
 }
 
 std::string error_of(const std::string& path) {
@@ -53,6 +55,33 @@ TEST(PartialRun, RoundTripsOutOptionsAndTheFinishedCases) {
   // Rewritten in place, atomically: one file, no temporary left beside it.
   tipbench::write_partial_run(written, path);
   EXPECT_EQ(list_dir(dir), std::vector<std::string>{"x.json.partial"});
+}
+
+// The blocks of the case in progress: kept as they were, and refused when they claim more
+// blocks than they hold or trials of blocks not yet finished.
+TEST(PartialRun, KeepsTheFinishedBlocksOfTheCaseInProgress) {
+  const auto dir = fresh_scratch_dir("partial_in_progress");
+  const auto path = (dir / "x.json.partial").string();
+  PartialRun written = sample_partial();
+  const auto unfinished = tipbench::testing::synthetic_run({.suites = {"amp"}, .cases_per_suite = 1, .blocks = 2});
+  written.in_progress = tipbench::CaseInProgress{"amp", unfinished.suites.at(0).cases.at(0), 2};
+  tipbench::write_partial_run(written, path);
+  const PartialRun read = tipbench::read_partial_run(path);
+  ASSERT_TRUE(read.in_progress.has_value());
+  EXPECT_EQ(read.in_progress->suite, "amp");
+  EXPECT_EQ(read.in_progress->blocks_done, 2);
+  EXPECT_EQ(tipbench::case_document(read.in_progress->case_result),
+            tipbench::case_document(written.in_progress->case_result));
+  EXPECT_EQ(tipbench::count_cases(read.result), 4) << "the case in progress is not a finished case";
+  EXPECT_FALSE(tipbench::read_partial_run(path).result.suites.empty());
+
+  auto doc = nlohmann::json::parse(read_bytes(path));
+  doc["case_in_progress"]["blocks_done"] = 1;  // block 1's trials are in it
+  write_bytes(path, doc.dump());
+  EXPECT_NE(error_of(path).find("its case in progress"), std::string::npos) << error_of(path);
+  doc["case_in_progress"]["blocks_done"] = 0;
+  write_bytes(path, doc.dump());
+  EXPECT_NE(error_of(path).find("blocks_done must be at least 1"), std::string::npos) << error_of(path);
 }
 
 TEST(PartialRun, PathIsBesideTheResult) {

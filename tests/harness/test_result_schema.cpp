@@ -51,8 +51,32 @@ using tipbench::testing::write_bytes;
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.6");
+  EXPECT_EQ(tipbench::schema_version(), "1.7");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
+}
+
+// A result from before sequential blocks (1.6: no min_blocks, no stop reasons) ran a fixed
+// number of blocks, and reads as such; a 1.7 comparison's stop reason comes back as written.
+TEST(ResultSchema, ADocumentBeforeSequentialBlocksReadsAsAFixedCount) {
+  ojson doc = tipbench::to_json_document(sample_result());
+  doc["schema_version"] = "1.6";
+  doc["context"]["settings"].erase("min_blocks");
+  doc["context"]["settings"].erase("precision");
+  doc["context"]["settings"]["blocks"] = 10;
+  auto& cmp = doc["suites"][0]["cases"][0]["comparisons"][0];
+  cmp.erase("stop");
+  const Result old = tipbench::parse_result(doc, "memory");
+  EXPECT_EQ(old.context.settings.min_blocks, 10);
+  EXPECT_TRUE(tipbench::fixed_blocks(old.context.settings));
+  EXPECT_EQ(old.suites[0].cases[0].comparisons.at(0).stop, tipbench::StopReason::fixed);
+
+  cmp["stop"] = "unresolved";
+  cmp["blocks_to_resolve"] = 37;
+  const Result now = tipbench::parse_result(doc, "memory");
+  EXPECT_EQ(now.suites[0].cases[0].comparisons.at(0).stop, tipbench::StopReason::unresolved);
+  EXPECT_EQ(now.suites[0].cases[0].comparisons.at(0).blocks_to_resolve, 37u);
+  cmp["stop"] = "done";
+  EXPECT_THROW(tipbench::parse_result(doc, "memory"), tipbench::InputError);
 }
 
 TEST(ResultSchema, DocumentRoundTripsThroughParse) {
@@ -133,7 +157,7 @@ TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.6");
+  EXPECT_EQ(doc.at("schema_version"), "1.7");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));

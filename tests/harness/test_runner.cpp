@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -27,14 +28,22 @@ using tipbench::SuiteContext;
 using tipbench::SuiteResult;
 using tipbench::TrialInfo;
 
-// What an arm's workload does, by arm name: "ok", "broken" (its step throws a c10::Error),
+// What an arm's workload does, by arm name: "ok", "slow" (a 200-us step), "broken" (its step
+// throws a c10::Error),
 // "invalid" (its trials say they measured the wrong thing) or "fixed3" (asks for 3 warm-up steps).
 class ScriptedWorkload final : public tipbench::Workload {
  public:
   explicit ScriptedWorkload(std::string arm) : arm_(std::move(arm)) {
     if (arm_ == "unavailable") throw tipbench::ArmUnavailable("the allocator it asked for does not serve malloc here");
   }
-  void step() override { TORCH_CHECK(arm_ != "broken", "the broken arm's step fails on purpose"); }
+  void step() override {
+    TORCH_CHECK(arm_ != "broken", "the broken arm's step fails on purpose");
+    if (arm_ == "slow") {  // a busy 200 us: about a hundred times the "ok" arm's step
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+  }
   std::int64_t samples_per_step() const override { return 4; }
   int fixed_warmup_steps() const override { return arm_ == "fixed3" ? 3 : 0; }
   std::optional<std::string> invalid_reason() const override {
@@ -125,6 +134,38 @@ TEST(Runner, AWorkloadCanAskForAFixedWarmUp) {
     EXPECT_TRUE(t.warmup_stable);
   }
   for (const auto& t : arm_named(c, "ok").trials) EXPECT_LE(t.warmup_steps, 2);
+}
+
+// Sequential blocks (block_looks.h): a case whose comparison is settled at the pilot stops there
+// and says why; so does a case with nothing to compare (its baseline failed).
+TEST(Runner, ASettledCaseStopsAtThePilotAndSaysWhy) {
+  const ScriptedSuite suite({"slow", "ok"}, {"m"});
+  tipbench::RunPlan plan = tiny_plan(suite, 20);
+  plan.settings.min_blocks = 5;
+  const RunOutcome r = run(plan);
+  const auto& c = r.suites.at(0).cases.at(0);
+  EXPECT_EQ(arm_named(c, "slow").trials.size(), 5u);
+  EXPECT_EQ(arm_named(c, "ok").trials.size(), 5u);
+  ASSERT_FALSE(c.comparisons.empty());
+  EXPECT_EQ(c.comparisons.front().stop, tipbench::StopReason::settled_outside);
+  EXPECT_EQ(c.comparisons.front().estimate.blocks, 5u);
+  EXPECT_NE(r.progress.find("[10/40]"), std::string::npos) << r.progress;
+  EXPECT_EQ(r.progress.find("[11/"), std::string::npos) << "no trial after the pilot:\n" << r.progress;
+
+  const ScriptedSuite nothing_to_compare({"broken", "ok"}, {"m"});
+  const RunOutcome b = run(tiny_plan(nothing_to_compare, 20));
+  EXPECT_EQ(arm_named(b.suites.at(0).cases.at(0), "ok").trials.size(), 5u);
+}
+
+TEST(Runner, AFixedBlockCountRunsEveryBlock) {
+  const ScriptedSuite suite({"slow", "ok"}, {"m"});
+  tipbench::RunPlan plan = tiny_plan(suite, 7);
+  plan.settings.min_blocks = 7;
+  const RunOutcome r = run(plan);
+  const auto& c = r.suites.at(0).cases.at(0);
+  EXPECT_EQ(arm_named(c, "ok").trials.size(), 7u);
+  ASSERT_FALSE(c.comparisons.empty());
+  EXPECT_EQ(c.comparisons.front().stop, tipbench::StopReason::fixed);
 }
 
 TEST(Runner, AFailedArmKeepsAOneLineReasonAndTheRunGoesOn) {

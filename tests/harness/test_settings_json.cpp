@@ -48,7 +48,9 @@ MeasureSettings unusual_settings() {
   s.trial_min_steps = 11;
   s.trial_min_time_s = 0.75;
   s.trial_max_steps = 999;
+  s.min_blocks = 4;
   s.blocks = 13;
+  s.precision = 0.0125;
   s.practical_threshold = 0.035;
   s.bootstrap_resamples = 4321;
   s.seed = std::numeric_limits<std::uint64_t>::max() - 5;  // beyond int64
@@ -67,7 +69,9 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
   EXPECT_EQ(a.trial_min_steps, b.trial_min_steps);
   EXPECT_EQ(a.trial_min_time_s, b.trial_min_time_s);
   EXPECT_EQ(a.trial_max_steps, b.trial_max_steps);
+  EXPECT_EQ(a.min_blocks, b.min_blocks);
   EXPECT_EQ(a.blocks, b.blocks);
+  EXPECT_EQ(a.precision, b.precision);
   EXPECT_EQ(a.practical_threshold, b.practical_threshold);
   EXPECT_EQ(a.bootstrap_resamples, b.bootstrap_resamples);
   EXPECT_EQ(a.seed, b.seed);
@@ -79,7 +83,7 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
 TEST(MeasureSettingsJson, RoundTripsEveryField) {
   const MeasureSettings s = unusual_settings();
   const nlohmann::json j = s;
-  EXPECT_EQ(j.size(), 15u);
+  EXPECT_EQ(j.size(), 17u);
   const auto back = j.get<MeasureSettings>();
   expect_same_settings(back, s);
   // Through text too, as it travels in a result file.

@@ -64,6 +64,10 @@ class RunningChild {
            stderr_text().find(needle) != std::string::npos;
   }
   // Polls until the file exists; false on timeout or when the child ended first without it.
+  // True once `holds` does (checked every 50 ms while the child runs); false on timeout or exit.
+  bool wait_until(const std::function<bool()>& holds, std::chrono::seconds timeout) {
+    return poll_until(holds, timeout) && holds();
+  }
   bool wait_for_file(const std::filesystem::path& path, std::chrono::seconds timeout) {
     return poll_until([&] { return std::filesystem::exists(path); }, timeout) && std::filesystem::exists(path);
   }

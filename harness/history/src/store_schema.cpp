@@ -95,10 +95,21 @@ void exec(sqlite3* db, const std::string& sql, const std::string& path) {
 
 void prepare_store(sqlite3* db, const std::string& path) {
   sqlite3_busy_timeout(db, 30'000);  // another ingest holds the write lock: wait, then say so
+  // One read transaction, so the three reads see one snapshot: a process creating the schema at
+  // the same moment is seen whole or not at all (read apart, an application_id of 0 and that
+  // process's tables were once seen together, and the store refused as another application's).
   // The first read of a file that is not SQLite fails here ("file is not a database").
-  const int application = pragma_int(db, "PRAGMA application_id", path);
-  const int version = pragma_int(db, "PRAGMA user_version", path);
-  const int tables = pragma_int(db, "SELECT count(*) FROM sqlite_master", path);
+  int application = 0, version = 0, tables = 0;
+  exec(db, "BEGIN", path);
+  try {
+    application = pragma_int(db, "PRAGMA application_id", path);
+    version = pragma_int(db, "PRAGMA user_version", path);
+    tables = pragma_int(db, "SELECT count(*) FROM sqlite_master", path);
+    exec(db, "COMMIT", path);
+  } catch (...) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
   if (application != kApplicationId && (application != 0 || tables != 0)) {
     throw StoreError(
         fmt::format("{}: a SQLite database of another application (application_id {:#x}, {} "

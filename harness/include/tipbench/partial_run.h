@@ -1,7 +1,7 @@
 // The work of an unfinished run, kept beside its --out while it runs: rewritten atomically after
-// every finished case, removed once the result is written. `tipbench run --resume FILE` finishes
-// the run from it. Example:
-//   tipbench::write_partial_run({out, options_json, result_so_far}, tipbench::partial_path_for(out));
+// every finished case and every block of the case in progress, removed once the result is written. `tipbench run
+// --resume FILE` finishes the run from it. Example:
+//   tipbench::write_partial_run({out, options_json, result_so_far, std::nullopt}, tipbench::partial_path_for(out));
 //   tipbench::PartialRun p = tipbench::read_partial_run("results/runs/x.json.partial");  // InputError
 //   tipbench::Result r = tipbench::read_result_or_partial("x.json.partial");  // finished cases, warned
 #pragma once
@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace tipbench {
@@ -18,10 +19,19 @@ inline constexpr int kPartialRunVersion = 1;
 // The top-level key that tells a partial run file from a result document.
 inline constexpr const char* kPartialRunMarker = "tipbench_partial_run";
 
+// The case a run was measuring when it stopped: the blocks it finished, kept so that a long case
+// can finish across two commands (`--resume` continues its blocks; the statistics see one case).
+struct CaseInProgress {
+  std::string suite;
+  CaseResult case_result;  // its arms with the trials of blocks 0 .. blocks_done - 1
+  int blocks_done = 0;
+};
+
 struct PartialRun {
-  std::string out;             // where the finished result goes
-  nlohmann::json run_options;  // the CLI's options of the run (opaque here)
-  Result result;               // context + every finished case (suites in run order)
+  std::string out;                            // where the finished result goes
+  nlohmann::json run_options;                 // the CLI's options of the run (opaque here)
+  Result result;                              // context + every finished case (suites in run order)
+  std::optional<CaseInProgress> in_progress;  // since sequential blocks; never shown as a result
 };
 
 // "<out>.partial": next to the result, so it lands on the same filesystem.

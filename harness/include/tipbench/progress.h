@@ -17,6 +17,8 @@ class Progress {
   void begin(int total_trials);
   void trial_started(const std::string& suite, const std::string& arm, int block, int blocks);
   void trial_finished(double seconds);
+  // Trials counted in begin() that will not run (a sequential case settled before its last look).
+  void trials_dropped(int trials);
   void note(const std::string& text);  // a line of its own, e.g. "skipped: ..."
   void end();
 

@@ -26,7 +26,10 @@ struct RunOptions {
   std::string device = "auto";
   std::int64_t batch_size = 0;
   bool quick = false;
-  int blocks = 0;  // 0: the preset's
+  int blocks = 0;            // a fixed block count (0: the preset's)
+  int max_blocks = 0;        // sequential blocks up to this many (0: the preset's)
+  double precision_pct = 0;  // a comparison is precise at this relative half-width (0: the preset's)
+  double trial_time_s = 0;   // each trial times at least this long (0: the preset's)
   double threshold_pct = 0;
   std::string out;  // "": results/runs/<UTC timestamp>-<host>.json, fixed when the run starts
   std::uint64_t seed = 0;
@@ -63,6 +66,8 @@ inline constexpr OptionRange<std::int64_t> kBlocksRange{1, 10000};
 inline constexpr OptionRange<std::int64_t> kBatchSizeRange{1, 1'000'000'000};
 inline constexpr OptionRange<std::int64_t> kNprocRange{1, 1024};
 inline constexpr OptionRange<double> kThresholdPctRange{0.01, 100.0};
+inline constexpr OptionRange<double> kPrecisionPctRange{0.01, 100.0};
+inline constexpr OptionRange<double> kTrialTimeRange{0.01, 3600.0};
 inline constexpr OptionRange<double> kInjectSlowdownPctRange{0.0, 1000.0};
 inline constexpr OptionRange<std::int64_t> kModelClassesRange{1, 1'000'000};
 

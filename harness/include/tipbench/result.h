@@ -5,6 +5,7 @@
 //   tipbench::write_result_atomically(r, "out.json");
 #pragma once
 
+#include "tipbench/block_looks.h"
 #include "tipbench/chart_kind.h"
 #include "tipbench/fingerprint.h"
 #include "tipbench/settings.h"
@@ -23,9 +24,10 @@
 namespace tipbench {
 
 inline constexpr int kSchemaMajor = 1;
-// 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims; 1.4: a suite's chart kind
-inline constexpr int kSchemaMinor = 6;
-std::string schema_version();  // "1.6"
+// 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims; 1.4: a suite's chart kind;
+// 1.5: model file; 1.6: conditions; 1.7: sequential blocks (a comparison's stop reason, t-intervals)
+inline constexpr int kSchemaMinor = 7;
+std::string schema_version();  // "1.7"
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {
@@ -102,9 +104,11 @@ struct Comparison {
   std::string metric;  // "throughput_samples_per_s", "step_cpu_time_ms" or a memory figure
   stats::RatioEstimate estimate;
   stats::Verdict verdict = stats::Verdict::no_significant_difference;
-  double cv = 0;               // the larger between-block CV of the two arms' paired values
-  bool noisy = false;          // cv above noisy_cv_limit(settings)
-  std::string recommendation;  // what to do about a noisy row, else ""
+  double cv = 0;                        // the larger between-block CV of the two arms' paired values
+  bool noisy = false;                   // cv above noisy_cv_limit(settings)
+  std::string recommendation;           // what to do about a noisy row, else ""
+  StopReason stop = StopReason::fixed;  // why its blocks were enough (block_looks.h)
+  std::size_t blocks_to_resolve = 0;    // unresolved: the blocks that would settle it, else 0
 };
 
 struct CaseResult {
@@ -171,6 +175,10 @@ std::string_view to_string(ArmStatus status);
 nlohmann::ordered_json to_json_document(const Result& r);
 nlohmann::ordered_json trial_to_json(const Trial& t);
 Trial trial_from_json(const nlohmann::ordered_json& j);
+// One case as the result document holds it (a partial run keeps its case in progress so).
+// case_from_document throws nlohmann's exceptions on a bad document.
+nlohmann::ordered_json case_document(const CaseResult& c);
+CaseResult case_from_document(const nlohmann::ordered_json& j);
 nlohmann::ordered_json profile_to_json(const ArmProfile& p);
 ArmProfile profile_from_json(const nlohmann::ordered_json& j);
 

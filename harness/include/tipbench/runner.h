@@ -5,6 +5,7 @@
 //   auto suites = tipbench::run_suites({suite_ptrs, context, settings}, progress);
 #pragma once
 
+#include "tipbench/partial_run.h"
 #include "tipbench/progress.h"
 #include "tipbench/result.h"
 #include "tipbench/settings.h"
@@ -12,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,11 @@ struct RunPlan {
   // Called after every case measured here, with every suite so far (the current one in part),
   // e.g. to keep the finished work in a partial file.
   std::function<void(const std::vector<SuiteResult>&)> case_finished;
+  // Called after every block of a case that does not end the case, with the finished cases so
+  // far and the case in progress: a long case can then finish in a later command.
+  std::function<void(const std::vector<SuiteResult>&, const CaseInProgress&)> block_finished;
+  // Resuming inside a case: its finished blocks (the run's options must be the same).
+  std::optional<CaseInProgress> resumed_case;
   // A failed arm's reason is one line; verbose also prints the error's whole text (backtrace).
   bool verbose = false;
 };

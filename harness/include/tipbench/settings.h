@@ -1,6 +1,6 @@
 // How a run measures: one plain struct, inline defaults, units in the field names. The CLI
 // fills it (defaults < --quick preset < flags); it is recorded verbatim in every result. Example:
-//   tipbench::MeasureSettings s = tipbench::quick_settings();  s.blocks = 12;
+//   tipbench::MeasureSettings s = tipbench::quick_settings();  s.min_blocks = s.blocks = 12;
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,11 +20,19 @@ struct MeasureSettings {
   double warmup_tolerance = 0.05;
   // A trial times at least trial_min_steps and at least trial_min_time_s (estimated from the
   // warm-up step time, so nothing synchronises inside the timed region), at most trial_max_steps.
-  int trial_min_steps = 20;
-  double trial_min_time_s = 2.0;
+  // Sized for a GPU, where a step's noise is far below a block's (docs/measurement.md): each
+  // trial pays its own build and warm-up, so short trials and more blocks cost less wall time
+  // than long trials for the same interval.
+  int trial_min_steps = 5;
+  double trial_min_time_s = 0.5;
   int trial_max_steps = 5000;
-  // Blocks: one trial of every arm, in shuffled order.
-  int blocks = 10;
+  // Blocks: one trial of every arm, in shuffled order. Sequential (block_looks.h): a pilot of
+  // min_blocks, then looks at fixed counts up to `blocks`, stopping when every throughput
+  // comparison of the case is settled; min_blocks >= blocks is a fixed count (`--blocks N`).
+  int min_blocks = 5;
+  int blocks = 20;
+  // A comparison is precise when its interval's half-width is at most this share of its ratio.
+  double precision = 0.005;
   // Verdicts: the smallest relative change that matters, and the bootstrap.
   double practical_threshold = 0.02;
   int bootstrap_resamples = 2000;

@@ -73,6 +73,22 @@ RatioTest paired_ratio_test(std::span<const double> treatment, std::span<const d
 RatioTest unpaired_ratio_test(std::span<const double> treatment, std::span<const double> baseline,
                               const BootstrapOptions& options = {});
 
+// The paired blocks' log-ratios log(treatment[i] / baseline[i]) with a Student-t interval: the
+// estimate is their geometric mean exp(m), the interval exp(m -+ t(n-1) * sd / sqrt(n)) at
+// `confidence`, the p-value the two-sided t-test of "m = 0". Exact when the log-ratios are
+// normal, and it covers at 3 blocks where a percentile bootstrap cannot (that interval lies
+// inside the extreme block ratios); docs/measurement.md has the coverage table. Same
+// preconditions as paired_ratio_test, and at least 2 pairs (std::invalid_argument).
+RatioTest paired_log_ratio_t(std::span<const double> treatment, std::span<const double> baseline,
+                             double confidence = 0.95);
+
+// The sample SD of the paired log-ratios (0 below 2 pairs); same preconditions on the values.
+double log_ratio_sd(std::span<const double> treatment, std::span<const double> baseline);
+
+// The fewest pairs (>= 2) at which a paired t-interval at `confidence` has a half-width of at
+// most `half_width` on the log scale when the log-ratios' SD is `sd`; `most` when none up to it.
+std::size_t blocks_for_half_width(double sd, double half_width, double confidence, std::size_t most);
+
 struct MedianInterval {
   double median = 0;
   double ci_low = 0;  // percentile bootstrap interval of the median

@@ -1,5 +1,5 @@
 // Turns raw trials into the summaries and comparisons of a case: arm summaries, then every
-// treatment against the baseline as a ratio with a paired bootstrap CI and a verdict.
+// treatment against the baseline as a ratio with a paired t-interval and a verdict.
 //   tipbench::summarize_case(case_result, settings);
 // compare_arms is that comparison rule on its own, for a suite's notes that compare other pairs
 // of arms (a batch against the one before it): the same rule gives the same verdict.
@@ -26,13 +26,14 @@ struct TrialMetric {
 // The trial's throughput (samples/s, higher is better), the metric every note compares.
 TrialMetric trial_throughput();
 
-// Fewer paired blocks leave the bootstrap nothing to resample: no comparison.
+// Fewer paired blocks leave too little to estimate the noise from: no comparison.
 inline constexpr std::size_t kMinPairedBlocks = 3;
 
 // The harness's one comparison rule. The arms' trials are paired by block (a block where either
-// arm has no positive value is dropped); the estimate is the ratio of medians treatment/baseline
-// with a paired bootstrap 95% CI (settings.bootstrap_resamples, settings.seed), the verdict comes
-// from stats::decide at settings.practical_threshold, and the row is noisy when the larger
+// arm has no positive value is dropped); the estimate is the geometric mean of the per-block
+// ratios treatment/baseline with a paired t-interval (stats::paired_log_ratio_t) at
+// look_confidence(settings), the verdict comes from stats::decide at settings.practical_threshold,
+// the stop reason from stop_reason (block_looks.h), and the row is noisy when the larger
 // between-block CV exceeds noisy_cv_limit(settings). nullopt below kMinPairedBlocks pairs.
 std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResult& baseline, const TrialMetric& metric,
                                        const MeasureSettings& settings);
