@@ -30,9 +30,7 @@ std::vector<int> block_looks(const MeasureSettings& s) {
   return looks;
 }
 
-double look_confidence(const MeasureSettings& s) {
-  return 1 - kAlpha / static_cast<double>(block_looks(s).size());
-}
+double look_confidence(const MeasureSettings& s) { return 1 - kAlpha / static_cast<double>(block_looks(s).size()); }
 
 std::string_view to_string(StopReason reason) {
   switch (reason) {
@@ -66,8 +64,8 @@ std::size_t blocks_to_resolve(const stats::RatioEstimate& e, double sd, const Me
   // On the log scale: the precision's half-width, or the distance to the nearest band edge
   // (an interval narrower than that lies wholly on one side of it), whichever is wider.
   const double at = std::log(e.ratio);
-  const double to_edge = std::min(std::abs(at - std::log1p(s.practical_threshold)),
-                                  std::abs(at - std::log1p(-s.practical_threshold)));
+  const double to_edge =
+      std::min(std::abs(at - std::log1p(s.practical_threshold)), std::abs(at - std::log1p(-s.practical_threshold)));
   const double half_width = std::max(std::log1p(s.precision), to_edge);
   return stats::blocks_for_half_width(sd, half_width, look_confidence(s), kMostBlocks);
 }

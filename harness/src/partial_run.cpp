@@ -82,6 +82,11 @@ PartialRun partial_from_document(const ojson& j, const std::string& path) {
                                  json_integer<int>(c, "blocks_done")};
       if (in_progress.blocks_done < 1) throw std::invalid_argument("blocks_done must be at least 1");
       for (const auto& arm : in_progress.case_result.arms) {
+        // An arm still measured ran one trial in every finished block (a failed one may stop short).
+        if (arm.status == ArmStatus::ok && arm.trials.size() != static_cast<std::size_t>(in_progress.blocks_done)) {
+          throw std::invalid_argument(fmt::format("the ok arm {} has {} trial(s) in {} finished block(s)", arm.arm,
+                                                  arm.trials.size(), in_progress.blocks_done));
+        }
         for (const auto& t : arm.trials) {
           if (t.block < 0 || t.block >= in_progress.blocks_done)
             throw std::invalid_argument(

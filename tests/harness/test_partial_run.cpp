@@ -79,6 +79,9 @@ TEST(PartialRun, KeepsTheFinishedBlocksOfTheCaseInProgress) {
   doc["case_in_progress"]["blocks_done"] = 1;  // block 1's trials are in it
   write_bytes(path, doc.dump());
   EXPECT_NE(error_of(path).find("its case in progress"), std::string::npos) << error_of(path);
+  doc["case_in_progress"]["blocks_done"] = 3;  // more blocks than its arms ran
+  write_bytes(path, doc.dump());
+  EXPECT_NE(error_of(path).find("trial(s) in 3 finished block(s)"), std::string::npos) << error_of(path);
   doc["case_in_progress"]["blocks_done"] = 0;
   write_bytes(path, doc.dump());
   EXPECT_NE(error_of(path).find("blocks_done must be at least 1"), std::string::npos) << error_of(path);

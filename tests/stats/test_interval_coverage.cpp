@@ -121,35 +121,36 @@ TEST(IntervalCoverage, SequentialStoppingKeepsTheCoverage) {
   ASSERT_GT(looks.size(), 1u);
   const double confidence = tipbench::look_confidence(settings);
   for (double cv : {kArmCv, kGpuCv}) {
-  for (Model m : kModels) {
-    for (double truth : {1.0, 1.02, 1.05}) {
-      Noise noise(static_cast<std::uint64_t>(truth * 1000) + 7 * static_cast<std::uint64_t>(m));
-      int hits = 0;
-      long blocks_used = 0;
-      for (int i = 0; i < kCases; ++i) {
-        const BlockPairs p = simulate(m, static_cast<std::size_t>(looks.back()), truth, noise, cv);
-        for (int look : looks) {
-          const auto n = static_cast<std::size_t>(look);
-          const auto e = st::paired_log_ratio_t(std::span(p.treatment).first(n), std::span(p.baseline).first(n),
-                                                confidence)
-                             .estimate;
-          if (look == looks.back() || tipbench::stop_reason(e, settings) != StopReason::unresolved) {
-            hits += covers(e, truth);
-            blocks_used += look;
-            break;
+    for (Model m : kModels) {
+      for (double truth : {1.0, 1.02, 1.05}) {
+        Noise noise(static_cast<std::uint64_t>(truth * 1000) + 7 * static_cast<std::uint64_t>(m));
+        int hits = 0;
+        long blocks_used = 0;
+        for (int i = 0; i < kCases; ++i) {
+          const BlockPairs p = simulate(m, static_cast<std::size_t>(looks.back()), truth, noise, cv);
+          for (int look : looks) {
+            const auto n = static_cast<std::size_t>(look);
+            const auto e =
+                st::paired_log_ratio_t(std::span(p.treatment).first(n), std::span(p.baseline).first(n), confidence)
+                    .estimate;
+            if (look == looks.back() || tipbench::stop_reason(e, settings) != StopReason::unresolved) {
+              hits += covers(e, truth);
+              blocks_used += look;
+              break;
+            }
           }
         }
+        const double coverage = static_cast<double>(hits) / kCases;
+        char extra[64];
+        std::snprintf(extra, sizeof extra, "  mean blocks %.1f", static_cast<double>(blocks_used) / kCases);
+        print_row(std::string("sequential, ") + name_of(m) + ", cv " + std::to_string(100 * cv).substr(0, 4) +
+                      "%, ratio " + std::to_string(truth).substr(0, 4),
+                  coverage, extra);
+        EXPECT_GE(coverage, kLeast) << name_of(m) << " at ratio " << truth << ", cv " << cv;
+        if (cv == kGpuCv && m == Model::normal)
+          EXPECT_EQ(blocks_used, 5L * kCases) << "a GPU's noise: the pilot is precise";
       }
-      const double coverage = static_cast<double>(hits) / kCases;
-      char extra[64];
-      std::snprintf(extra, sizeof extra, "  mean blocks %.1f", static_cast<double>(blocks_used) / kCases);
-      print_row(std::string("sequential, ") + name_of(m) + ", cv " + std::to_string(100 * cv).substr(0, 4) +
-                    "%, ratio " + std::to_string(truth).substr(0, 4),
-                coverage, extra);
-      EXPECT_GE(coverage, kLeast) << name_of(m) << " at ratio " << truth << ", cv " << cv;
-      if (cv == kGpuCv && m == Model::normal) EXPECT_EQ(blocks_used, 5L * kCases) << "a GPU's noise: the pilot is precise";
     }
-  }
   }
 }
 
