@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
+#include <regex>
 
 namespace tipbench::cli {
 
@@ -52,6 +54,38 @@ CLI::Validator real_number(double min, double max) {
         return {};
       },
       fmt::format("NUMBER in [{:g}, {:g}]", min, max), "REAL_NUMBER");
+}
+
+std::optional<double> parse_duration_s(const std::string& text) {
+  static const std::regex part(R"((\d+(?:\.\d+)?)([hms]?))");
+  if (text.empty()) return std::nullopt;
+  double seconds = 0;
+  std::size_t at = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), part); it != std::sregex_iterator(); ++it) {
+    if (static_cast<std::size_t>(it->position()) != at) return std::nullopt;  // something between the parts
+    const std::string unit = (*it)[2].str();
+    if (unit.empty() && it->length() + at != text.size()) return std::nullopt;  // a bare number only at the end
+    const auto value = parse_real((*it)[1].str());
+    if (!value) return std::nullopt;
+    seconds += *value * (unit == "h" ? 3600 : unit == "m" ? 60 : 1);
+    at += static_cast<std::size_t>(it->length());
+  }
+  if (at != text.size()) return std::nullopt;
+  return seconds;
+}
+
+CLI::Validator duration(double min_s, double max_s) {
+  return CLI::Validator(
+      [min_s, max_s](std::string& value) -> std::string {
+        const auto seconds = parse_duration_s(value);
+        if (!seconds) return fmt::format("'{}' is not a duration like 15m, 90s, 1h30m or 900", value);
+        if (*seconds < min_s || *seconds > max_s) {
+          return fmt::format("{} is not a duration from {:g} s to {:g} h", value, min_s, max_s / 3600);
+        }
+        value = fmt::format("{}", *seconds);  // the option stores seconds
+        return {};
+      },
+      "DURATION (15m, 90s, 1h30m)", "DURATION");
 }
 
 bool output_file_writable(const std::string& flag, const std::string& path) {

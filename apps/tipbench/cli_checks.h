@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tipbench::cli {
@@ -24,6 +25,12 @@ CLI::Validator seed_value();
 // refused, which CLI::Range lets through ("nan" compares false with both ends). Every
 // floating-point flag uses this one check.
 CLI::Validator real_number(double min, double max);
+
+// A duration: parts like 1h, 30m, 45s, 2.5m written together ("1h30m"), or a bare number of
+// seconds ("900"); nullopt when the text is not one.
+std::optional<double> parse_duration_s(const std::string& text);
+// A duration in [min_s, max_s] seconds; the option receives the seconds.
+CLI::Validator duration(double min_s, double max_s);
 
 // Fail fast: before any work, can the output named by `flag` be written? On a problem prints
 // "error: --out PATH: cannot write there: REASON" and returns false (the caller exits 2).

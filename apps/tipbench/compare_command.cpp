@@ -7,6 +7,7 @@
 #include "file_label.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/error_text.h"
+#include "tipbench/gate/gate_config.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/json_number.h"
 #include "tipbench/partial_run.h"
@@ -27,6 +28,7 @@ struct CompareFlags {
   std::string format = "text";
   std::string out;
   std::uint64_t seed = 0;
+  double between_run_pct = -1;  // < 0: the gate's floor for the reference run's device kind
 };
 
 nlohmann::json to_json(const std::vector<reports::NamedRun>& runs, const std::vector<gate::RunComparison>& all) {
@@ -46,6 +48,7 @@ nlohmann::json to_json(const std::vector<reports::NamedRun>& runs, const std::ve
                        {"p_value", c.test.p_value},
                        {"cv", c.cv},
                        {"paired", c.paired},
+                       {"between_run_sd", c.between_run_sd},
                        {"verdict", stats::to_string(c.verdict)}});
     }
     out.push_back({{"reference", runs[0].label},
@@ -65,7 +68,14 @@ int run_compare(const CompareFlags& f) {
     return exit_code::usage;
   }
   if (!f.out.empty() && !output_file_writable("--out", f.out)) return exit_code::usage;
-  const gate::CompareOptions options{.paired = f.paired, .seed = f.seed, .practical_threshold = f.threshold_pct / 100};
+  // Unpaired runs differ by more than their blocks show: the gate's floor for the device kind
+  // (between_runs.h), unless --between-run-pct says otherwise.
+  gate::BetweenRunSpread between_runs;
+  between_runs.floor = f.between_run_pct >= 0
+                           ? f.between_run_pct / 100
+                           : gate::GateConfig{}.for_device(runs.front().result.context.device).between_runs.floor;
+  const gate::CompareOptions options{
+      .paired = f.paired, .seed = f.seed, .practical_threshold = f.threshold_pct / 100, .between_runs = &between_runs};
   std::string text;
   if (f.format == "markdown") {
     text = reports::comparison_markdown(runs, options);
@@ -116,6 +126,10 @@ Command add_compare_command(CLI::App& app) {
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
   sub->add_option("--out", f->out, "Write to this file instead of stdout")->check(not_a_flag());
+  sub->add_option("--between-run-pct", f->between_run_pct,
+                  "Unpaired runs: the relative SD of one run's level that no block shows, added to every change's "
+                  "interval, in percent (default: the gate's floor, 0.5 on a GPU, none on a CPU; 0: none)")
+      ->check(real_number(0, 50));
   sub->add_option("--seed", f->seed, "Bootstrap seed")->check(seed_value())->capture_default_str();
   return {sub, [f] { return run_compare(*f); }};
 }

@@ -45,7 +45,10 @@ void collect(const std::vector<gate::CellKey>& keys, const Result& reference, co
     const auto* r = find_cell(ref_cells, key);
     const auto* c = find_cell(cand_cells, key);
     if (!r || !c) continue;
-    gate::CompareOptions options{.paired = paired, .resamples = gate::resamples_for(1, config.alpha), .seed = 1};
+    gate::CompareOptions options{.paired = paired,
+                                 .resamples = gate::resamples_for(1, config.alpha),
+                                 .seed = 1,
+                                 .between_runs = &config.between_runs};
     options.practical_threshold = config.threshold_for(key.suite, key.metric).value_or(0.03);
     if (auto cmp = gate::compare_cell(*r, *c, options)) {
       if (!paired) {  // a re-run far from its reference proves something only under its conditions

@@ -178,7 +178,7 @@ SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag) {
 
 std::vector<std::string> strip_selection(const std::vector<std::string>& args) {
   static const std::set<std::string> with_value{"--suite", "--model",  "--batch-size", "--out",
-                                                "--seed",  "--blocks", "--max-blocks"};
+                                                "--seed",  "--blocks", "--max-blocks", "--time-budget"};
   std::vector<std::string> out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];

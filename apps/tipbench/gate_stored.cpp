@@ -83,6 +83,22 @@ void check_stored_models(const Result& baseline, const Result& current, const st
       baseline_path, model_of(baseline), model_of(current)));
 }
 
+// The between-run spread the stored baselines of this fingerprint and model measured, cell by cell
+// (between_runs.h); unreadable files are left out (find_baseline names them when they matter).
+gate::BetweenRunSpread stored_spread(const GateFlags& f, const Result& baseline) {
+  std::vector<Result> runs;
+  const std::string model = gate::model_sha256_of(baseline);
+  for (const auto& stored : gate::list_baselines(f.baselines_dir)) {
+    if (stored.slug != baseline.context.fingerprint_slug || stored.model_sha256 != model) continue;
+    try {
+      runs.push_back(read_result(stored.path));
+    } catch (const InputError&) {
+      continue;
+    }
+  }
+  return gate::between_run_spread(runs, 0);
+}
+
 }  // namespace
 
 int gate_stored(const GateFlags& f, const gate::GateConfig& config, const Result& current) {
@@ -96,10 +112,13 @@ int gate_stored(const GateFlags& f, const gate::GateConfig& config, const Result
   check_result_identity(baseline, baseline_path);
   check_stored_fingerprints(f, baseline, current, baseline_path);
   check_stored_models(baseline, current, baseline_path);
-  return verdict_of_files(
-      f, config, baseline, current, baseline_path, [&](const gate::GateConfig& effective, const std::string& work_dir) {
-        return stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir, effective);
-      });
+  gate::GateConfig with_spread = config;  // for_device() adds the floor of the device kind
+  with_spread.between_runs = stored_spread(f, baseline);
+  return verdict_of_files(f, with_spread, baseline, current, baseline_path,
+                          [&](const gate::GateConfig& effective, const std::string& work_dir) {
+                            return stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir,
+                                                    effective);
+                          });
 }
 
 }  // namespace tipbench::cli

@@ -211,6 +211,14 @@ void add_measurement_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) 
   sub.add_option("--trial-time", o->trial_time_s,
                  "Seconds each trial times at least (default 0.5, 0.25 with --quick); at least 5 steps")
       ->check(real_number(kTrialTimeRange.min, kTrialTimeRange.max));
+  sub.add_option("--time-budget", o->time_budget_s,
+                 "Wall time the run's cases share (15m, 90s, 1h30m): each case gets what is left over the cases "
+                 "left and stops before the block that would overrun it (after at least 3 blocks); the result "
+                 "says what was cut")
+      ->transform(duration(kTimeBudgetRange.min, kTimeBudgetRange.max));
+  sub.add_flag("--fresh-trials", o->fresh_trials,
+               "Build every trial's workload anew (model, optimizer, warm-up), as before kept workloads; default: an "
+               "in-process arm keeps its workload between its trials of a case and re-warms it");
   sub.add_option("--threshold", o->threshold_pct, "Practical threshold for a verdict, in percent (default 2)")
       ->check(real_number(kThresholdPctRange.min, kThresholdPctRange.max));
   sub.add_option("--out", o->out,
@@ -267,7 +275,8 @@ std::set<std::string> typed_flags(const CLI::App& sub) {
   std::set<std::string> typed;
   for (const auto* option : sub.get_options()) {
     const auto name = option->get_name();
-    if (option->count() > 0 && name != "--resume" && name != "--verbose" && name != "--dry-run" && name != "--help") {
+    if (option->count() > 0 && name != "--resume" && name != "--verbose" && name != "--dry-run" && name != "--help" &&
+        name != "--time-budget") {
       typed.insert(name);
     }
   }

@@ -5,6 +5,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -21,7 +22,20 @@ bool reset_peak_rss() {
 
 c10::DeviceIndex cuda_index(const c10::Device& device) { return device.has_index() ? device.index() : 0; }
 
+auto cuda_stats(const c10::Device& device) {
+  return c10::cuda::CUDACachingAllocator::getDeviceStats(cuda_index(device));
+}
+
+std::int64_t non_negative(std::int64_t bytes) { return std::max<std::int64_t>(0, bytes); }
+
 }  // namespace
+
+HeldMemory& HeldMemory::operator+=(const HeldMemory& other) {
+  allocated_bytes += other.allocated_bytes;
+  reserved_bytes += other.reserved_bytes;
+  rss_bytes += other.rss_bytes;
+  return *this;
+}
 
 MemoryProbe::MemoryProbe(const c10::Device& device) : device_(device) {}
 
@@ -30,6 +44,9 @@ void MemoryProbe::begin() {
     // Cached blocks of the previous arm would otherwise count as this arm's reserved memory.
     c10::cuda::CUDACachingAllocator::emptyCache();
     c10::cuda::CUDACachingAllocator::resetPeakStats(cuda_index(device_));
+    const auto stats = cuda_stats(device_);
+    allocated_before_bytes_ = stats.allocated_bytes[0].current;  // index 0: aggregate pool
+    reserved_before_bytes_ = stats.reserved_bytes[0].current;
     return;
   }
   ::malloc_trim(0);  // hand freed heap back so the previous arm's pages don't hide growth
@@ -37,19 +54,34 @@ void MemoryProbe::begin() {
   rss_before_bytes_ = proc_status_bytes("VmRSS");
 }
 
-MemoryUse MemoryProbe::end() const {
+MemoryUse MemoryProbe::end(const HeldMemory& held_by_others, const HeldMemory& held_by_self) const {
   MemoryUse use;
   if (device_.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(cuda_index(device_));
-    use.peak_allocated_bytes = stats.allocated_bytes[0].peak;  // index 0: aggregate pool
-    use.peak_reserved_bytes = stats.reserved_bytes[0].peak;
+    const auto stats = cuda_stats(device_);
+    use.peak_allocated_bytes = non_negative(stats.allocated_bytes[0].peak - held_by_others.allocated_bytes);
+    use.peak_reserved_bytes = non_negative(stats.reserved_bytes[0].peak - held_by_others.reserved_bytes);
     return use;
   }
   const std::int64_t peak = proc_status_bytes("VmHWM");
   if (peak_was_reset_ && peak >= 0 && rss_before_bytes_ >= 0) {
-    use.peak_rss_growth_bytes = std::max<std::int64_t>(0, peak - rss_before_bytes_);
+    use.peak_rss_growth_bytes = non_negative(peak - rss_before_bytes_ + held_by_self.rss_bytes);
   }
   return use;
+}
+
+HeldMemory MemoryProbe::held_since_begin() const {
+  HeldMemory held;
+  if (device_.is_cuda()) {
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    const auto stats = cuda_stats(device_);
+    held.allocated_bytes = non_negative(stats.allocated_bytes[0].current - allocated_before_bytes_);
+    held.reserved_bytes = non_negative(stats.reserved_bytes[0].current - reserved_before_bytes_);
+    return held;
+  }
+  ::malloc_trim(0);
+  const std::int64_t now = proc_status_bytes("VmRSS");
+  if (now >= 0 && rss_before_bytes_ >= 0) held.rss_bytes = non_negative(now - rss_before_bytes_);
+  return held;
 }
 
 }  // namespace tipbench::detail

@@ -1,6 +1,9 @@
 // Internal: peak memory of one trial. CUDA: the caching allocator's peak allocated and reserved
 // bytes (cache emptied and peaks reset at the start). CPU: peak resident set (VmHWM, reset via
 // /proc/self/clear_refs) minus the resident set at the start; absent where the kernel refuses.
+// Kept workloads (trial.h): what other arms hold between their trials is taken out of a trial's
+// CUDA peaks, and what the arm itself built in an earlier trial is added back to its CPU growth,
+// so a kept arm's memory reads as if its trial had been alone and fresh.
 #pragma once
 
 #include "tipbench/result.h"
@@ -11,15 +14,31 @@
 
 namespace tipbench::detail {
 
+// What a kept arm holds between its trials (its model, optimizer state, staged inputs).
+struct HeldMemory {
+  std::int64_t allocated_bytes = 0;  // CUDA
+  std::int64_t reserved_bytes = 0;   // CUDA, after the cache is emptied
+  std::int64_t rss_bytes = 0;        // CPU
+
+  HeldMemory& operator+=(const HeldMemory& other);
+};
+
 class MemoryProbe {
  public:
   explicit MemoryProbe(const c10::Device& device);
   void begin();
-  MemoryUse end() const;
+  // `held_by_others`: what the other kept arms hold now; `held_by_self`: what this arm held
+  // before begin() (zero for a trial that built its workload).
+  MemoryUse end(const HeldMemory& held_by_others, const HeldMemory& held_by_self) const;
+  // After end(), with the trial's workload still alive: what it holds beyond what was there at
+  // begin() (empties the CUDA cache; trims the heap on the CPU).
+  HeldMemory held_since_begin() const;
 
  private:
   c10::Device device_;
   std::int64_t rss_before_bytes_ = -1;
+  std::int64_t allocated_before_bytes_ = 0;
+  std::int64_t reserved_before_bytes_ = 0;
   bool peak_was_reset_ = false;
 };
 

@@ -31,6 +31,7 @@ constexpr Field kFields[] = {
     {"max_blocks", "--max-blocks"},
     {"precision_pct", "--precision"},
     {"trial_time_s", "--trial-time"},
+    {"fresh_trials", "--fresh-trials"},
     {"threshold_pct", "--threshold"},
     {"out", "--out"},
     {"seed", "--seed"},
@@ -102,6 +103,7 @@ nlohmann::json run_options_to_json(const RunOptions& o) {
           {"max_blocks", o.max_blocks},
           {"precision_pct", o.precision_pct},
           {"trial_time_s", o.trial_time_s},
+          {"fresh_trials", o.fresh_trials},
           {"threshold_pct", o.threshold_pct},
           {"out", o.out},
           {"seed", o.seed},
@@ -144,6 +146,8 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
     o.max_blocks = j.contains("max_blocks") ? json_integer<int>(j, "max_blocks") : 0;
     o.precision_pct = j.value("precision_pct", 0.0);
     o.trial_time_s = j.value("trial_time_s", 0.0);
+    // Since kept workloads (schema 1.8): a run before them built every trial anew.
+    o.fresh_trials = j.value("fresh_trials", true);
   } catch (const std::exception& e) {
     throw InputError(fmt::format("the run's options are damaged: {}", e.what()));
   }
@@ -223,6 +227,8 @@ MeasureSettings measure_settings_from(const RunOptions& o) {
   }
   if (o.precision_pct > 0) s.precision = o.precision_pct / 100;
   if (o.trial_time_s > 0) s.trial_min_time_s = o.trial_time_s;
+  if (o.fresh_trials) s.keep_workloads = false;
+  s.time_budget_s = o.time_budget_s;
   if (o.threshold_pct > 0) s.practical_threshold = o.threshold_pct / 100;
   s.seed = o.seed;
   s.inject_slowdown_pct = o.inject_slowdown_pct;
@@ -243,8 +249,11 @@ ResumeFile read_resume_file(const std::string& path, const RunOptionCatalogue& c
     throw InputError(fmt::format("{}: the interrupted run's options are damaged: {}", path, fmt::join(problems, "; ")));
   }
   // The settings the options give must be the ones the finished cases were measured with.
-  const nlohmann::json given = measure_settings_from(r.options);
-  const nlohmann::json recorded = r.partial.result.context.settings;
+  // (The time budget is the resuming command's own.)
+  nlohmann::json given = measure_settings_from(r.options);
+  nlohmann::json recorded = r.partial.result.context.settings;
+  given.erase("time_budget_s");
+  recorded.erase("time_budget_s");
   if (given != recorded) {
     std::vector<std::string> differ;
     for (const auto& [key, value] : given.items()) {

@@ -210,6 +210,8 @@ ojson case_to_json(const CaseResult& c) {
              {"comparisons", ojson::array()}};
   for (const auto& a : c.arms) j["arms"].push_back(arm_to_json(a));
   for (const auto& cmp : c.comparisons) j["comparisons"].push_back(comparison_to_json(cmp));
+  j["wall_s"] = c.wall_s;
+  if (!c.budget_cut.empty()) j["budget_cut"] = c.budget_cut;
   return j;
 }
 
@@ -219,6 +221,12 @@ CaseResult case_from_json(const ojson& j) {
   c.params = levels_from_json(j.at("params"));
   for (const auto& a : j.at("arms")) c.arms.push_back(arm_from_json(a));
   for (const auto& cmp : j.at("comparisons")) c.comparisons.push_back(comparison_from_json(cmp));
+  // Since 1.8.
+  if (j.contains("wall_s")) {
+    c.wall_s = j.at("wall_s").get<double>();
+    if (!(c.wall_s >= 0)) throw std::invalid_argument("wall_s must be a number >= 0");
+  }
+  if (j.contains("budget_cut")) c.budget_cut = j.at("budget_cut").get<std::string>();
   return c;
 }
 
@@ -250,6 +258,8 @@ MeasureSettings settings_known_keys(const ojson& j) {
   auto settings = filtered.get<MeasureSettings>();
   // Before schema 1.7 every run had a fixed number of blocks, and min_blocks was not recorded.
   if (!j.contains("min_blocks")) settings.min_blocks = settings.blocks;
+  // Before schema 1.8 every trial built its workload anew.
+  if (!j.contains("keep_workloads")) settings.keep_workloads = false;
   return settings;
 }
 
@@ -332,6 +342,7 @@ ojson trial_to_json(const Trial& t) {
              {"position", t.position},
              {"warmup_steps", t.warmup_steps},
              {"warmup_stable", t.warmup_stable},
+             {"reused_workload", t.reused_workload},
              {"samples_per_step", t.samples_per_step},
              {"throughput_samples_per_s", t.throughput_samples_per_s},
              {"memory", memory_to_json(t.memory)},
@@ -347,6 +358,8 @@ Trial trial_from_json(const ojson& j) {
   t.position = json_integer<int>(j, "position");
   t.warmup_steps = json_integer<int>(j, "warmup_steps");
   t.warmup_stable = j.at("warmup_stable").get<bool>();
+  // Since 1.8; every trial before it built its workload.
+  if (j.contains("reused_workload")) t.reused_workload = j.at("reused_workload").get<bool>();
   t.samples_per_step = json_integer<std::int64_t>(j, "samples_per_step");
   t.throughput_samples_per_s = j.at("throughput_samples_per_s").get<double>();
   t.memory = memory_from_json(j.at("memory"));

@@ -7,6 +7,9 @@
 #include "tipbench/summary.h"
 #include "tipbench/trial.h"
 
+#include "kept_arm.h"
+#include "time_budget.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -71,8 +74,19 @@ std::vector<PlannedCase> plan_cases(const Suite& suite, const SuiteContext& cont
   return planned;
 }
 
-// One trial of every runnable arm, in the block's shuffled order.
-void run_block(PlannedCase& p, const RunPlan& plan, Progress& progress, int block, int most_blocks) {
+// What the case's kept arms other than `arm` hold between their trials.
+detail::HeldMemory held_by_others(const std::vector<detail::KeptArm>& kept, int arm) {
+  detail::HeldMemory sum;
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    if (static_cast<int>(i) != arm && kept[i].workload) sum += kept[i].held;
+  }
+  return sum;
+}
+
+// One trial of every runnable arm, in the block's shuffled order. `kept`: the case's kept
+// workloads by arm (kept_arm.h), empty for fresh-process suites.
+void run_block(PlannedCase& p, const RunPlan& plan, Progress& progress, int block, int most_blocks,
+               std::vector<detail::KeptArm>& kept) {
   const Suite& suite = *p.suite;
   const auto order = block_order(p.runnable, plan.settings.seed, p.result.name, block);
   for (std::size_t position = 0; position < order.size(); ++position) {
@@ -82,13 +96,14 @@ void run_block(PlannedCase& p, const RunPlan& plan, Progress& progress, int bloc
     progress.trial_started(suite.name(), join_levels(p.spec.params) + " arm:" + arm.arm, block, most_blocks);
     const auto started = std::chrono::steady_clock::now();
     try {
+      const detail::HeldMemory others = kept.empty() ? detail::HeldMemory{} : held_by_others(kept, ai);
       TrialOutcome outcome =
           suite.isolation(plan.context) == Isolation::fresh_process
               ? run_trial_in_fresh_process(plan.self_executable, suite, plan.context, p.case_index, ai, plan.settings,
                                            block, static_cast<int>(position),
                                            suite.trial_environment(plan.context, p.spec, p.spec.arms[ai]))
               : run_trial(suite, plan.context, p.spec, p.spec.arms[ai], plan.settings, block,
-                          static_cast<int>(position));
+                          static_cast<int>(position), kept.empty() ? nullptr : &kept[ai], &others);
       arm.trials.push_back(std::move(outcome.trial));
       arm.info = std::move(outcome.info);
       if (outcome.profile) {
@@ -117,6 +132,8 @@ void run_block(PlannedCase& p, const RunPlan& plan, Progress& progress, int bloc
       progress.note("failed: " + arm.name + ": " + arm.reason);
       if (plan.verbose) progress.note(error_details(e));
     }
+    // An arm that will not run again releases what it kept.
+    if (arm.status != ArmStatus::ok && !kept.empty()) kept[ai] = {};
     progress.trial_finished(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
 }
@@ -155,26 +172,68 @@ int take_resumed_blocks(PlannedCase& p, const CaseInProgress& resumed) {
 // Blocks up to each look (block_looks.h); after each look the case is summarised, and it stops
 // at the first look where it is settled, or at the last. A resumed case starts after its finished
 // blocks, at the looks it had not passed. `keep` is told after every block that does not end it.
-void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress,
+// Under a time budget the case also stops before a block that would overrun its share (`share_s`)
+// once it has kMinBudgetBlocks, and says so in budget_cut unless it was settled by then.
+void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress, detail::TimeBudget& budget, double share_s,
               const std::function<void(const CaseInProgress&)>& keep) {
   const auto looks = block_looks(plan.settings);
+  // In-process arms may keep their workloads between their trials; released with the case.
+  std::vector<detail::KeptArm> kept;
+  if (plan.settings.keep_workloads && p.suite->isolation(plan.context) == Isolation::in_process) {
+    kept.resize(p.spec.arms.size());
+  }
   int block = 0;
   if (plan.resumed_case && plan.resumed_case->case_result.name == p.result.name) {
     block = std::min(take_resumed_blocks(p, *plan.resumed_case), looks.back());
     progress.trials_dropped(static_cast<int>(p.runnable.size()) * block);
   }
+  const int runnable = static_cast<int>(p.runnable.size());
+  double measured_s = 0;  // the blocks run in this command
+  int measured_blocks = 0;
   for (std::size_t k = 0; k < looks.size(); ++k) {
     if (looks[k] < block) continue;  // a look the interrupted command took
+    bool out_of_time = false;
     for (; block < looks[k]; ++block) {
-      run_block(p, plan, progress, block, looks.back());
+      if (block >= detail::kMinBudgetBlocks && measured_blocks > 0 &&
+          !budget.block_fits(measured_s / measured_blocks)) {
+        out_of_time = true;
+        break;
+      }
+      const auto started = std::chrono::steady_clock::now();
+      run_block(p, plan, progress, block, looks.back(), kept);
+      measured_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      ++measured_blocks;
       if (block + 1 < looks.back() && keep) keep(CaseInProgress{p.suite->name(), p.result, block + 1});
     }
     summarize_case(p.result, plan.settings);
-    if (k + 1 < looks.size() && case_settled(p.result)) {
-      progress.trials_dropped(static_cast<int>(p.runnable.size()) * (looks.back() - block));
+    const bool settled = case_settled(p.result);
+    if (out_of_time) {
+      progress.trials_dropped(runnable * (looks.back() - block));
+      if (!settled || block < looks[k]) {
+        p.result.budget_cut = fmt::format("its share of the {} time budget, {}, ended after {} of {} blocks",
+                                          detail::TimeBudget::duration_text(plan.settings.time_budget_s),
+                                          detail::TimeBudget::duration_text(share_s), block, looks.back());
+        progress.note("time budget: " + p.result.name + ": " + p.result.budget_cut);
+      }
+      break;
+    }
+    if (k + 1 < looks.size() && settled) {
+      progress.trials_dropped(runnable * (looks.back() - block));
       break;
     }
   }
+}
+
+// A case that starts when the time budget is spent: its runnable arms are skipped, with the reason.
+void skip_for_budget(PlannedCase& p, const RunPlan& plan, Progress& progress) {
+  p.result.budget_cut = fmt::format("the {} time budget was spent before this case started",
+                                    detail::TimeBudget::duration_text(plan.settings.time_budget_s));
+  for (int ai : p.runnable) {
+    p.result.arms[ai].status = ArmStatus::skipped;
+    p.result.arms[ai].reason = p.result.budget_cut;
+  }
+  progress.trials_dropped(static_cast<int>(p.runnable.size()) * block_looks(plan.settings).back());
+  progress.note("time budget: " + p.result.name + ": " + p.result.budget_cut);
 }
 
 }  // namespace
@@ -226,6 +285,20 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
                       name));
     }
   }
+  int cases_to_measure = 0;
+  for (const auto& suite_cases : planned) {
+    for (const auto& p : suite_cases) {
+      cases_to_measure += !plan.finished_cases.contains(p.result.name) && !p.runnable.empty();
+    }
+  }
+  detail::TimeBudget budget(plan.settings.time_budget_s, cases_to_measure);
+  if (budget.limited()) {
+    progress.note(
+        fmt::format("time budget: {} for {} case(s), about {} each to start with; a case that settles "
+                    "early leaves its rest to the later ones",
+                    detail::TimeBudget::duration_text(plan.settings.time_budget_s), cases_to_measure,
+                    detail::TimeBudget::duration_text(plan.settings.time_budget_s / std::max(1, cases_to_measure))));
+  }
   progress.begin(total_trials);
   for (std::size_t si = 0; si < plan.suites.size(); ++si) {
     const Suite& suite = *plan.suites[si];
@@ -246,7 +319,18 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
         plan.block_finished(results, in_progress);
         results.pop_back();
       };
-      run_case(p, plan, progress, keep);
+      if (!p.runnable.empty()) {
+        const double share_s = budget.start_case();
+        const auto started = std::chrono::steady_clock::now();
+        if (share_s <= 0) {
+          skip_for_budget(p, plan, progress);
+        } else {
+          run_case(p, plan, progress, budget, share_s, keep);
+        }
+        p.result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      } else {
+        summarize_case(p.result, plan.settings);  // nothing to run: every arm skipped or failed
+      }
       sr.cases.push_back(std::move(p.result));
       if (plan.case_finished) {
         results.push_back(sr);  // the suite so far, for the callback only

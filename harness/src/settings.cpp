@@ -33,9 +33,11 @@ static void visit_fields(MeasureSettings& s, Visitor&& visit) {
   visit("trial_min_steps", s.trial_min_steps);
   visit("trial_min_time_s", s.trial_min_time_s);
   visit("trial_max_steps", s.trial_max_steps);
+  visit("keep_workloads", s.keep_workloads);
   visit("min_blocks", s.min_blocks);
   visit("blocks", s.blocks);
   visit("precision", s.precision);
+  visit("time_budget_s", s.time_budget_s);
   visit("practical_threshold", s.practical_threshold);
   visit("bootstrap_resamples", s.bootstrap_resamples);
   visit("seed", s.seed);

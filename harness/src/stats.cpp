@@ -257,6 +257,26 @@ std::size_t blocks_for_half_width(double sd, double half_width, double confidenc
   return most;
 }
 
+RatioTest with_between_run_spread(const RatioTest& within, double run_sd, double confidence) {
+  if (!(run_sd >= 0)) fail("with_between_run_spread: run_sd must be >= 0");
+  if (!(confidence > 0 && confidence < 1)) fail("confidence must be in (0, 1), got " + std::to_string(confidence));
+  const auto& e = within.estimate;
+  if (!(e.ratio > 0 && e.ci_low > 0 && e.ci_high > 0)) fail("with_between_run_spread: ratios must be positive");
+  if (run_sd == 0) return within;
+  const double z = boost::math::quantile(boost::math::complement(boost::math::normal(), (1 - confidence) / 2));
+  const double m = std::log(e.ratio);
+  const double between = std::sqrt(2.0) * run_sd;  // two runs, each off by its own factor
+  const double low = std::hypot(m - std::log(e.ci_low), z * between);
+  const double high = std::hypot(std::log(e.ci_high) - m, z * between);
+  const double se = (low + high) / (2 * z);
+  const double p_total = 2 * boost::math::cdf(boost::math::complement(boost::math::normal(), std::abs(m) / se));
+  RatioTest out = within;
+  out.estimate.ci_low = std::exp(m - low);
+  out.estimate.ci_high = std::exp(m + high);
+  out.p_value = std::min(1.0, std::max(within.p_value, p_total));
+  return out;
+}
+
 MedianInterval median_interval(std::span<const double> xs, const BootstrapOptions& options) {
   if (xs.empty()) fail("median interval of an empty sample");
   for (double v : xs) {

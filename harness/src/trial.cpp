@@ -2,6 +2,7 @@
 
 #include "tipbench/device_init.h"
 
+#include "kept_arm.h"
 #include "memory_probe.h"
 #include "slowdown.h"
 #include "step_profiler.h"
@@ -30,14 +31,24 @@ double median_of(std::vector<double> xs) {
 }
 
 // Untimed: run steps until the median of the last window agrees with the window before, so
-// autotuners, JIT profiling runs and allocator growth stay out of the timed numbers.
-WarmupOutcome warm_up(Workload& workload, const c10::Device& device, const MeasureSettings& s) {
+// autotuners, JIT profiling runs and allocator growth stay out of the timed numbers. A kept
+// workload (`target_step_s` > 0, its last trial's median step) is warm already: it may stop as
+// soon as the median of a short window (about 0.1 s of steps, 2 to warmup_window of them) is back
+// within the tolerance of that target. At least 2: the first step after the cache was emptied
+// allocates again.
+WarmupOutcome warm_up(Workload& workload, const c10::Device& device, const MeasureSettings& s,
+                      double target_step_s = 0) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   const int window = std::max(1, s.warmup_window);
   std::vector<double> times;
   WarmupOutcome out;
   const int fixed_steps = workload.fixed_warmup_steps();
+  const auto within_tolerance = [&](double a, double b) { return std::abs(a / b - 1) <= s.warmup_tolerance; };
+  constexpr double kRewarmSpanS = 0.1;
+  const int rewarm_window =
+      target_step_s > 0 ? std::min(window, std::max(2, static_cast<int>(std::ceil(kRewarmSpanS / target_step_s))))
+                        : window;
   while (true) {
     const auto t0 = Clock::now();
     workload.step();
@@ -49,10 +60,15 @@ WarmupOutcome warm_up(Workload& workload, const c10::Device& device, const Measu
       out.stable = true;  // as many as the workload asked for
       break;
     }
+    if (target_step_s > 0 && n >= rewarm_window &&
+        within_tolerance(median_of({times.end() - rewarm_window, times.end()}), target_step_s)) {
+      out.stable = true;
+      break;
+    }
     if (n >= std::max(s.warmup_min_steps, 2 * window)) {
       const double last = median_of({times.end() - window, times.end()});
       const double before = median_of({times.end() - 2 * window, times.end() - window});
-      if (std::abs(last / before - 1) <= s.warmup_tolerance) {
+      if (within_tolerance(last, before)) {
         out.stable = true;
         break;
       }
@@ -72,20 +88,33 @@ int timed_step_count(const WarmupOutcome& warmup, const MeasureSettings& s) {
   return static_cast<int>(std::min<double>(steps, s.trial_max_steps));
 }
 
+// A workload the arm's next trial may take over (the runner passed a slot, the workload allows
+// it, and its warm-up is not a fixed epoch that restarts).
+bool may_keep(const Workload& workload, const detail::KeptArm* kept) {
+  return kept != nullptr && workload.keep_between_trials() && workload.fixed_warmup_steps() == 0;
+}
+
 }  // namespace
 
 TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
-                       const MeasureSettings& settings, int block, int position) {
+                       const MeasureSettings& settings, int block, int position, detail::KeptArm* kept,
+                       const detail::HeldMemory* held_by_others) {
   const c10::Device device = context.device;
   initialize_device(device);  // before the memory probe's first allocator call (and in a trial process)
   detail::MemoryProbe memory(device);
   memory.begin();
-  // Every arm starts from the same initial weights and inputs.
-  torch::manual_seed(context.seed);
-  auto workload = suite.prepare(context, c, arm, TrialInfo{.block = block, .position = position});
+  const bool reused = kept != nullptr && kept->workload != nullptr;
+  std::unique_ptr<Workload> workload;
+  if (reused) {
+    workload = std::move(kept->workload);
+  } else {
+    // Every arm starts from the same initial weights and inputs.
+    torch::manual_seed(context.seed);
+    workload = suite.prepare(context, c, arm, TrialInfo{.block = block, .position = position});
+  }
 
-  const WarmupOutcome warmup = warm_up(*workload, device, settings);
-  const int steps = timed_step_count(warmup, settings);
+  const WarmupOutcome warmup = warm_up(*workload, device, settings, reused ? kept->median_step_s : 0);
+  const int steps = reused ? kept->timed_steps : timed_step_count(warmup, settings);
   auto timer = detail::make_step_timer(device, steps);
   // A no-op unless the gate-calibration knob is set (then every result records it).
   detail::SlowdownInjector slowdown(device, settings.inject_slowdown_pct, warmup.median_step_s);
@@ -107,11 +136,13 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   t.step_times_ms = timer->finish();
   t.step_cpu_times_ms = timer->cpu_times();
   t.metrics = workload->metrics();
-  t.memory = memory.end();
+  t.memory =
+      memory.end(held_by_others ? *held_by_others : detail::HeldMemory{}, reused ? kept->held : detail::HeldMemory{});
   t.block = block;
   t.position = position;
   t.warmup_steps = warmup.steps;
   t.warmup_stable = warmup.stable;
+  t.reused_workload = reused;
   t.samples_per_step = workload->samples_per_step();
   double total_ms = 0;
   for (double ms : t.step_times_ms) total_ms += ms;
@@ -123,6 +154,12 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
     const auto path =
         std::filesystem::path(settings.profile_dir) / detail::trace_file_name(arm_name(suite.name(), c, arm));
     out.profile = detail::profile_steps(*workload, device, settings.profile_steps, path.string());
+  }
+  if (may_keep(*workload, kept)) {
+    if (!reused) kept->held = memory.held_since_begin();
+    kept->timed_steps = steps;
+    kept->median_step_s = median_of(t.step_times_ms) / 1000;
+    kept->workload = std::move(workload);
   }
   return out;
 }

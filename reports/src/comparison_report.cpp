@@ -116,6 +116,13 @@ void print_comparison(const std::vector<NamedRun>& runs, const gate::CompareOpti
              "\nValues: median over blocks [95% bootstrap interval]. Changes: ratio of medians to {} "
              "[95% interval], a verdict needs the interval to exclude 0 and at least {:g}%.\n",
              run_letter(0), 100 * options.practical_threshold);
+  if (!options.paired && options.between_runs && options.between_runs->floor > 0) {
+    fmt::print(out,
+               "Between runs: each run's own interval holds only the noise of its blocks; two runs also differ by "
+               "what every block of one run shares (boot, clocks, memory layout), so each change's interval "
+               "includes a between-run SD of at least {:.2f}% per run (--between-run-pct).\n",
+               100 * options.between_runs->floor);
+  }
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto banner = injected_slowdown_banner(runs[i].result);
     if (!banner.empty()) fmt::print(out, "{}: {}\n", run_letter(i), banner);
@@ -195,6 +202,12 @@ std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::C
       "verdict needs the interval to exclude 0 and at least {:g}%. `[noisy]`: between-block CV "
       "above half that threshold.\n",
       options.paired ? "paired" : "unpaired", 100 * options.practical_threshold);
+  if (!options.paired && options.between_runs && options.between_runs->floor > 0) {
+    md += fmt::format(
+        "Unpaired runs also differ by what every block of one run shares (boot, clocks, memory layout): each Δ's "
+        "interval includes a between-run SD of at least {:.2f}% per run.\n",
+        100 * options.between_runs->floor);
+  }
   return md;
 }
 

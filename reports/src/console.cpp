@@ -2,6 +2,7 @@
 
 #include "tipbench/reports/format.h"
 #include "tipbench/run_conditions.h"
+#include "tipbench/warmup_check.h"
 
 #include <fmt/format.h>
 
@@ -110,6 +111,28 @@ void print_noise_footer(const Result& result, std::FILE* out) {
              stats::blocks_needed(worst_cv, settings.practical_threshold));
 }
 
+// The warm-up check (warmup_check.h): arms whose first trial lies beyond their later trials'
+// noise, or one line saying none does.
+void print_warmup_footer(const Result& result, std::FILE* out) {
+  const auto gaps = first_trial_gaps(result.suites, result.context.settings.precision);
+  if (gaps.empty()) return;
+  const auto [low, high] =
+      std::minmax_element(gaps.begin(), gaps.end(), [](const auto& a, const auto& b) { return a.ratio < b.ratio; });
+  const auto beyond = std::count_if(gaps.begin(), gaps.end(), [](const auto& g) { return g.beyond_noise; });
+  fmt::print(out, "\nwarm-up check: first trial / median of the later trials, {} arm(s): x{:.3f} to x{:.3f}; ",
+             gaps.size(), low->ratio, high->ratio);
+  if (beyond == 0) {
+    fmt::print(out, "all within 3 robust SDs of the later trials (or {:g}%)\n",
+               100 * result.context.settings.precision);
+    return;
+  }
+  fmt::print(out, "{} beyond 3 robust SDs and {:g}% (a warm-up that stopped early, or a re-warm that did):\n", beyond,
+             100 * result.context.settings.precision);
+  for (const auto& g : gaps) {
+    if (g.beyond_noise) fmt::print(out, "  {}  x{:.3f} (spread {})\n", g.arm, g.ratio, percent(g.spread));
+  }
+}
+
 }  // namespace
 
 void print_run_summary(const Result& result, std::FILE* out) {
@@ -130,6 +153,7 @@ void print_run_summary(const Result& result, std::FILE* out) {
   }
   print_noise_footer(result, out);
   print_unresolved_footer(result, out);
+  print_warmup_footer(result, out);
   if (const auto loaded = conditions_warning(result.context.conditions); !loaded.empty()) {
     fmt::print(out, "\nconditions: {}\n", loaded);
   }

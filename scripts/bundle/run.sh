@@ -8,6 +8,10 @@
 #                     of the --inject-slowdown knob
 #   quick [SUITE...]  tipbench run --quick: every suite, or those named
 #   full SUITE...     tipbench run with the full budget, one result per suite
+#   all [PARTIAL]     tipbench run of every suite, one result (all.json), under --time-budget
+#                     TIPBENCH_TIME_BUDGET (default 15m); stopped at the stage's limit it leaves
+#                     all.json.partial (finished cases and the blocks of the case in progress),
+#                     which `all OUT all.json.partial` resumes in the next call with what is left
 #   micro [ARG...]    tipbench_micro with JSON out (default on a GPU: its CUDA rows only); ARGs go
 #                     to Google Benchmark, e.g. --benchmark_filter=ZeroGrad
 #   tests [FILTER]    every bundled test binary, all its tests or those matching the gtest FILTER
@@ -27,6 +31,8 @@
 #                            (cpu rehearses them where there is no GPU)
 #   TIPBENCH_STAGE_LIMIT_S   the stage's time budget in seconds (default 540): a step still running
 #                            then is stopped (tipbench keeps its finished cases in RESULT.partial)
+#   TIPBENCH_TIME_BUDGET     all: the wall time the cases share (tipbench run --time-budget: 15m,
+#                            900s; default 15m; resuming, give what is left of it)
 #   TIPBENCH_EXPECTED_TIMES  full: earlier full-summary.txt files, colon-separated; a suite whose
 #                            earlier time there (the longest PASS, or more than a time-limit stop)
 #                            does not fit in what is left of the stage is skipped before it starts,
@@ -56,9 +62,10 @@ case $stage in
   check|libs) (($# == 0)) || die 2 "$stage takes no arguments" ;;
   quick|micro) ;;
   full) (($#)) || die 2 "full needs at least one SUITE (tipbench list names them)" ;;
+  all) (($# <= 1)) || die 2 "all takes at most one PARTIAL file to resume" ;;
   tests) (($# <= 1)) || die 2 "tests takes at most one gtest FILTER" ;;
   tipbench) (($#)) || die 2 "tipbench needs a command, e.g. run.sh tipbench OUT gate --baseline auto --current R.json" ;;
-  *) die 2 "unknown stage '$stage' (check, quick, full, micro, tests, libs, tipbench)" ;;
+  *) die 2 "unknown stage '$stage' (check, quick, full, all, micro, tests, libs, tipbench)" ;;
 esac
 mkdir -p "$outdir" || die 2 "cannot create $outdir"
 outdir=$(cd "$outdir" && pwd -P)
@@ -388,6 +395,26 @@ stage_full() {
     fi
     run_result "full-$s" "$limit_s" "$outdir/full-$s.json" "$device" --suite "$s"
   done
+}
+
+# Every suite in one run under a time budget. The run writes under a fixed folder, not OUTDIR: a
+# resumed run must name the --out it started with, and the next call's OUTDIR is another one.
+stage_all() {
+  local home=${TMPDIR:-/tmp}/tipbench-all args
+  mkdir -p "$home" || die 2 "cannot create $home"
+  args=(--time-budget "${TIPBENCH_TIME_BUDGET:-15m}")
+  if (($#)); then
+    [[ -r $1 ]] || die 2 "all: cannot read the partial file $1"
+    cp "$1" "$home/all.json.partial" || die 2 "all: cannot copy $1 to $home"
+    args+=(--resume "$home/all.json.partial")
+  else
+    rm -f "$home/all.json" "$home/all.json.partial"
+    args+=(--suite all)
+  fi
+  [[ $device == cpu && -n ${no_gpu:-} ]] && note "on the CPU: $no_gpu"
+  run_result all "$limit_s" "$home/all.json" "$device" "${args[@]}"
+  local f
+  for f in "$home/all.json" "$home/all.json.partial"; do [[ -e $f ]] && cp "$f" "$outdir/"; done
 }
 
 stage_micro() {

@@ -40,6 +40,8 @@ class InputShapesPolicy final : public Policy<InputShapesPolicy> {
   std::map<std::string, double> metrics(const StepState& state) const override;
   nlohmann::json info(const StepState&) const override;
   std::optional<std::string> capture_unsafe_reason() const override;
+  // Changing shapes start from the warm-up input and the schedule's first step: a fresh workload.
+  bool keeps_between_trials() const override { return shapes_ == InputShapes::fixed; }
 
  private:
   InputShapes shapes_;

@@ -113,6 +113,10 @@ class StepPolicy {
   // e.g. input_shapes).
   virtual std::map<std::string, double> metrics(const StepState&) const { return {}; }
   virtual nlohmann::json info(const StepState&) const { return nlohmann::json::object(); }
+  // Whether the workload may be kept for the arm's next trial (Workload::keep_between_trials):
+  // false for a policy whose timed steps must start from its prepared state (a warm-up input
+  // that the timed schedule replaces).
+  virtual bool keeps_between_trials() const { return true; }
   // What a CUDA graph capture could not hold of this policy, completing "a training step captured
   // as a CUDA graph cannot ...".
   virtual std::optional<std::string> capture_unsafe_reason() const { return std::nullopt; }

@@ -75,6 +75,13 @@ class TrainingWorkload final : public Workload, private StepState {
 
   std::int64_t samples_per_step() const override { return spec_.batch_size; }
 
+  // The step touches nothing process-wide (autocast is entered and left inside it), so the next
+  // trial of the arm may take the model, optimizer state and staged inputs over as they are.
+  bool keep_between_trials() const override {
+    return std::all_of(spec_.policies.begin(), spec_.policies.end(),
+                       [](const auto& policy) { return policy->keeps_between_trials(); });
+  }
+
   void begin_measurement() override {
     measuring_ = true;
     skipped_before_ = scaler_ ? scaler_->skipped_steps() : 0;

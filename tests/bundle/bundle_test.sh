@@ -91,6 +91,19 @@ grep -qE '^SKIP  full-conv_bias +took 701 s before' "$tmp/out-full/full-summary.
   || fail "conv_bias not skipped by its earlier stop: $(cat "$tmp/out-full/full-summary.txt")"
 [[ ! -e $tmp/out-full/full-zero_grad.json && ! -e $tmp/out-full/full-conv_bias.json ]] || fail "a skipped suite ran"
 
+step "all: every suite in one result under a time budget; the cases it has no time for say why"
+"${scrubbed[@]}" TIPBENCH_TIME_BUDGET=4s TMPDIR="$tmp" "$b/run.sh" all "$tmp/out-all" || fail "run.sh all failed"
+[[ -f $tmp/out-all/all.json ]] || fail "no all.json: $(ls "$tmp/out-all")"
+"$python" - "$tmp/out-all/all.json" <<'PY' || fail "all.json is not one cut run of every suite"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cases = [c for s in doc["suites"] for c in s["cases"]]
+cut = [c for c in cases if c.get("budget_cut")]
+assert doc["context"]["settings"]["time_budget_s"] == 4, doc["context"]["settings"]
+assert len(doc["suites"]) >= 20 and cut, (len(doc["suites"]), len(cut))
+print(f"all.json: {len(doc['suites'])} suites, {len(cases)} cases, {len(cut)} cut by the 4 s budget")
+PY
+
 step "tipbench stage: baseline save, then gate --baseline auto finds it (as on a GPU machine)"
 "${scrubbed[@]}" "$b/run.sh" tipbench "$tmp/out-tb" baseline --dir "$tmp/store" save "$result" --name q \
   || fail "run.sh tipbench baseline save failed"

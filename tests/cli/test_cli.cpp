@@ -141,6 +141,24 @@ TEST(CliUsage, BadNumbersAreUsageErrors) {
   EXPECT_TRUE(contains(bucket.err, "--bucket-mb: 0 is outside [0.001, 4096]")) << bucket.err;
   EXPECT_EQ(cli({"run", "--suite", "data_parallel", "--bucket-mb", "big"}).code, tipbench::exit_code::usage);
   EXPECT_EQ(cli({"run", "--profile", "--quick"}).code, tipbench::exit_code::usage);
+  for (const char* bad :
+       {"soon", "15x", "m15", "0s", "1h 30m", "8d", "-5m", "9h9h9h9h9h9h9h9h9h9h9h9h9h9h9h9h9h9h9h"}) {
+    const auto r = cli({"run", "--time-budget", bad});
+    EXPECT_EQ(r.code, tipbench::exit_code::usage) << bad;
+    EXPECT_TRUE(contains(r.err, "--time-budget")) << bad << ": " << r.err;
+  }
+}
+
+// A duration is parts like 1h, 30m, 45s written together, or seconds; the run records seconds.
+TEST(CliRun, ATimeBudgetIsADurationRecordedInSeconds) {
+  for (const auto& [text, seconds] : std::vector<std::pair<std::string, double>>{
+           {"15m", 900}, {"90s", 90}, {"1h30m", 5400}, {"2.5m", 150}, {"900", 900}, {"1m30", 90}}) {
+    const auto r = cli({"run", "--suite", "zero_grad", "--time-budget", text, "--dry-run"});
+    EXPECT_EQ(r.code, tipbench::exit_code::ok) << text << ": " << r.err;
+    tipbench::cli::RunOptions o;
+    o.time_budget_s = seconds;
+    EXPECT_DOUBLE_EQ(tipbench::cli::measure_settings_from(o).time_budget_s, seconds) << text;
+  }
 }
 
 // A suite's own flag with no selected suite that declares it would be ignored without a word:

@@ -240,6 +240,55 @@ TEST(Gate, ChecksAreSortedWorstFirstAndJsonCarriesTheOutcome) {
 // ---------------------------------------------------------------------------------------------
 // The config file.
 
+// Two A/A runs on two machines of one kind differ by a level that no block shows (GPU-like: 0.05%
+// block noise, 1.2% apart). At a 1% threshold the blocks alone call that a confirmed regression;
+// with the GPU floor of the between-run spread (0.5% per run) it cannot fail.
+TEST(Gate, ALevelShiftBetweenMachinesWithinTheBetweenRunSpreadNeverFails) {
+  const SyntheticSpec base_spec{.cv = 0.0005, .seed = 41};
+  const SyntheticSpec other_machine{.cv = 0.0005, .factor = 0.988, .seed = 42};
+  const auto base = synthetic_run(base_spec);
+  const auto current = synthetic_run(other_machine);
+  g::GateConfig config;
+  config.metrics = {{g::kThroughput, 0.01}};
+  auto blocks_only = stored_gate(base, current, config);
+  g::confirm_candidates(blocks_only, remeasure_from(base, {.cv = 0.0005, .factor = 0.988, .seed = 43}), config);
+  EXPECT_EQ(blocks_only.outcome, g::Outcome::fail) << "the blocks alone see a regression";
+
+  const auto on_gpu = config.for_device("cuda:0");
+  EXPECT_DOUBLE_EQ(on_gpu.between_runs.floor, 0.005);
+  EXPECT_DOUBLE_EQ(config.for_device("cpu").between_runs.floor, 0) << "none on a CPU by default";
+  auto with_spread = stored_gate(base, current, on_gpu);
+  g::confirm_candidates(with_spread, remeasure_from(base, {.cv = 0.0005, .factor = 0.988, .seed = 43}), on_gpu);
+  EXPECT_NE(with_spread.outcome, g::Outcome::fail);
+  ASSERT_FALSE(with_spread.checks.empty());
+  EXPECT_NE(with_spread.checks.front().detail.find("between runs 0.50% (floor)"), std::string::npos)
+      << with_spread.checks.front().detail;
+
+  // A real 5% slowdown still fails through the spread.
+  auto slower = stored_gate(base, synthetic_run({.cv = 0.0005, .factor = 0.95, .seed = 44}), on_gpu);
+  g::confirm_candidates(slower, remeasure_from(base, {.cv = 0.0005, .factor = 0.95, .seed = 45}), on_gpu);
+  EXPECT_EQ(slower.outcome, g::Outcome::fail);
+}
+
+// Measured from repeated runs: a cell held by at least 3 of them gets their SD of log medians,
+// never below the floor; others get the floor.
+TEST(Gate, TheBetweenRunSpreadIsMeasuredFromRepeatedRunsAboveTheFloor) {
+  std::vector<Result> runs;
+  for (double factor : {1.0, 1.02, 0.98, 1.01})
+    runs.push_back(synthetic_run({.cv = 0.0005, .factor = factor, .seed = 7, .memory = false}));
+  const auto spread = g::between_run_spread(runs, 0.005);
+  ASSERT_FALSE(spread.measured.empty());
+  const auto& [key, measured] = *spread.measured.begin();
+  EXPECT_EQ(measured.runs, 4u);
+  EXPECT_NEAR(measured.sd, 0.0171, 0.002);  // SD of log(1, 1.02, 0.98, 1.01)
+  EXPECT_DOUBLE_EQ(spread.for_cell(key), measured.sd);
+  EXPECT_NE(spread.describe(key).find("4 stored runs"), std::string::npos) << spread.describe(key);
+  const g::CellKey other{"x", "x/model:m", "base", g::kThroughput};
+  EXPECT_DOUBLE_EQ(spread.for_cell(other), 0.005);
+  runs.resize(2);
+  EXPECT_TRUE(g::between_run_spread(runs, 0.005).measured.empty()) << "two runs measure no spread";
+}
+
 TEST(GateConfig, ParsesThresholdsInPercentWithSuiteOverrides) {
   const auto cfg = g::parse_gate_config(nlohmann::json::parse(R"({
     "description": "x", "alpha": 0.01,
@@ -298,13 +347,19 @@ TEST(GateConfig, UnknownKeysAndBadValuesAreErrorsNamingThem) {
   expect_error(R"({"alpha": 2})", "alpha");
   expect_error(R"([1, 2])", "must be a JSON object");
   expect_error(R"({"suites": {"zero_grad": {"throughput_samples_per_s": 3}}})", "must be an object");
+  expect_error(R"({"between_run_floor_pct": {"tpu": 1}})", "unknown device kind 'tpu'");
+  expect_error(R"({"between_run_floor_pct": {"cuda": 80}})", "between_run_floor_pct.cuda");
+  expect_error(R"({"between_run_floor_pct": 1})", "must be an object");
 }
 
 TEST(GateConfig, RoundTripsThroughJson) {
   g::GateConfig cfg;
   cfg.alpha = 0.02;
   cfg.suites["s"]["peak_allocated_bytes"] = 0.07;
+  cfg.between_run_floor["cuda"] = 0.0025;
   const auto back = g::parse_gate_config(g::gate_config_to_json(cfg), "round trip");
+  EXPECT_DOUBLE_EQ(back.between_run_floor.at("cuda"), 0.0025);
+  EXPECT_DOUBLE_EQ(back.between_run_floor.at("cpu"), 0);
   EXPECT_DOUBLE_EQ(back.alpha, 0.02);
   EXPECT_DOUBLE_EQ(*back.threshold_for("s", "peak_allocated_bytes"), 0.07);
 }

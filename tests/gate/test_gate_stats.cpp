@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <set>
 #include <vector>
@@ -102,6 +103,30 @@ TEST(UnpairedRatio, PValueResolutionIsBoundedByResamples) {
   const std::vector<double> fast{100, 101, 99, 100, 102};
   const auto r = st::unpaired_ratio_test(slow, fast, {.resamples = 999});
   EXPECT_DOUBLE_EQ(r.p_value, 2.0 / 1000.0);  // every resample below 1: (0 + 1) / (999 + 1), twice
+}
+
+// The between-run spread widens each side in quadrature on the log scale: an interval of zero
+// width becomes exp(+-1.96 * sqrt(2) * sd); the p-value only grows; sd 0 changes nothing.
+TEST(BetweenRunSpread, WidensTheIntervalInQuadratureAndNeverShrinksThePValue) {
+  const st::RatioTest tight{.estimate = {.ratio = 0.99, .ci_low = 0.99, .ci_high = 0.99, .blocks = 10},
+                            .p_value = 0.001};
+  const auto wide = st::with_between_run_spread(tight, 0.005);
+  const double z = 1.959963984540054;
+  EXPECT_NEAR(std::log(wide.estimate.ci_high / 0.99), z * std::sqrt(2.0) * 0.005, 1e-9);
+  EXPECT_NEAR(std::log(0.99 / wide.estimate.ci_low), z * std::sqrt(2.0) * 0.005, 1e-9);
+  EXPECT_DOUBLE_EQ(wide.estimate.ratio, 0.99);
+  // |log 0.99| / (sqrt(2) * 0.005) = 1.42 standard errors: p about 0.16.
+  EXPECT_NEAR(wide.p_value, 0.155, 0.01);
+  const st::RatioTest already{.estimate = {.ratio = 1.1, .ci_low = 1.0, .ci_high = 1.2, .blocks = 5}, .p_value = 0.04};
+  const auto both = st::with_between_run_spread(already, 0.01);
+  EXPECT_LT(both.estimate.ci_low, 1.0);
+  EXPECT_GT(both.estimate.ci_high, 1.2);
+  EXPECT_GE(both.p_value, 0.04);
+  const auto none = st::with_between_run_spread(already, 0);
+  EXPECT_EQ(none.estimate.ci_low, already.estimate.ci_low);
+  EXPECT_EQ(none.p_value, already.p_value);
+  EXPECT_THROW(st::with_between_run_spread(already, -0.01), std::invalid_argument);
+  EXPECT_THROW(st::with_between_run_spread(already, std::nan("")), std::invalid_argument);
 }
 
 TEST(MedianInterval, BracketsTheMedianAndIsDeterministic) {

@@ -51,7 +51,7 @@ using tipbench::testing::write_bytes;
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.7");
+  EXPECT_EQ(tipbench::schema_version(), "1.8");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
 }
 
@@ -77,6 +77,32 @@ TEST(ResultSchema, ADocumentBeforeSequentialBlocksReadsAsAFixedCount) {
   EXPECT_EQ(now.suites[0].cases[0].comparisons.at(0).blocks_to_resolve, 37u);
   cmp["stop"] = "done";
   EXPECT_THROW(tipbench::parse_result(doc, "memory"), tipbench::InputError);
+}
+
+// A case's wall time and budget cut (1.8) round trip; an older case has neither; a negative
+// wall time is damage.
+TEST(ResultSchema, ACaseRecordsItsWallTimeAndWhatTheBudgetCut) {
+  ojson doc = tipbench::to_json_document(sample_result());
+  auto& c = doc["suites"][0]["cases"][0];
+  c["wall_s"] = 12.5;
+  c["budget_cut"] = "its share of the 15m time budget, 52s, ended after 3 of 20 blocks";
+  const Result r = tipbench::parse_result(doc, "now");
+  EXPECT_DOUBLE_EQ(r.suites[0].cases[0].wall_s, 12.5);
+  EXPECT_EQ(tipbench::to_json_document(r)["suites"][0]["cases"][0]["budget_cut"], c["budget_cut"]);
+  c.erase("wall_s");
+  c.erase("budget_cut");
+  EXPECT_TRUE(tipbench::parse_result(doc, "old").suites[0].cases[0].budget_cut.empty());
+  c["wall_s"] = -1;
+  EXPECT_THROW(tipbench::parse_result(doc, "damaged"), tipbench::InputError);
+}
+
+// A result from before kept workloads (1.7) built every trial's workload anew.
+TEST(ResultSchema, ADocumentBeforeKeptWorkloadsBuiltEveryTrialAnew) {
+  ojson doc = tipbench::to_json_document(sample_result());
+  EXPECT_TRUE(tipbench::parse_result(doc, "now").context.settings.keep_workloads);
+  doc["schema_version"] = "1.7";
+  doc["context"]["settings"].erase("keep_workloads");
+  EXPECT_FALSE(tipbench::parse_result(doc, "old").context.settings.keep_workloads);
 }
 
 TEST(ResultSchema, DocumentRoundTripsThroughParse) {
@@ -157,7 +183,7 @@ TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.7");
+  EXPECT_EQ(doc.at("schema_version"), "1.8");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));
@@ -180,6 +206,16 @@ TEST(ResultSchema, TrialRoundTrips) {
   EXPECT_EQ(back.metrics, t.metrics);
 }
 
+// Before 1.8 every trial built its workload: a trial without the key did not reuse one.
+TEST(ResultSchema, ATrialBeforeKeptWorkloadsBuiltItsOwn) {
+  Trial t = make_trial(1, 0, 5.0, 8, 3);
+  t.reused_workload = true;
+  ojson j = tipbench::trial_to_json(t);
+  EXPECT_TRUE(tipbench::trial_from_json(j).reused_workload);
+  j.erase("reused_workload");
+  EXPECT_FALSE(tipbench::trial_from_json(j).reused_workload);
+}
+
 TEST(ResultSchema, TrialWithoutMetricsKeyReadsAsNoMetrics) {
   // Results written before workload metrics existed have no "metrics" key: still schema 1.x.
   ojson j = tipbench::trial_to_json(make_trial(0, 0, 5.0, 8, 3));
@@ -200,8 +236,8 @@ TEST(ResultSchema, FileRoundTripsThroughWriteAndRead) {
 
 TEST(ResultSchema, AcceptsANewerMinorVersion) {
   ojson doc = tipbench::to_json_document(sample_result());
-  doc["schema_version"] = "1.7";
-  EXPECT_EQ(tipbench::parse_result(doc, "minor.json").schema_version, "1.7");
+  doc["schema_version"] = "1.9";
+  EXPECT_EQ(tipbench::parse_result(doc, "minor.json").schema_version, "1.9");
 }
 
 TEST(ResultSchema, IgnoresSettingsKeysOfANewerMinorVersion) {

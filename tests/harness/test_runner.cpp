@@ -30,7 +30,8 @@ using tipbench::TrialInfo;
 
 // What an arm's workload does, by arm name: "ok", "slow" (a 200-us step), "broken" (its step
 // throws a c10::Error),
-// "invalid" (its trials say they measured the wrong thing) or "fixed3" (asks for 3 warm-up steps).
+// "invalid" (its trials say they measured the wrong thing) or "fixed3" (asks for 3 warm-up steps);
+// an arm whose name has "kept" in it lets the runner keep its workload between trials.
 class ScriptedWorkload final : public tipbench::Workload {
  public:
   explicit ScriptedWorkload(std::string arm) : arm_(std::move(arm)) {
@@ -45,7 +46,8 @@ class ScriptedWorkload final : public tipbench::Workload {
     }
   }
   std::int64_t samples_per_step() const override { return 4; }
-  int fixed_warmup_steps() const override { return arm_ == "fixed3" ? 3 : 0; }
+  int fixed_warmup_steps() const override { return arm_.ends_with("fixed3") ? 3 : 0; }
+  bool keep_between_trials() const override { return arm_.find("kept") != std::string::npos; }
   std::optional<std::string> invalid_reason() const override {
     if (arm_ == "invalid") return "skipped 5 of 8 files";
     return std::nullopt;
@@ -73,9 +75,11 @@ class ScriptedSuite final : public tipbench::Suite {
   std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec& c, const ArmSpec& arm,
                                               const TrialInfo&) const override {
     prepared.insert(tipbench::level(c.params, "model"));
+    ++builds[arm.name];
     return std::make_unique<ScriptedWorkload>(arm.name);
   }
-  mutable std::set<std::string> prepared;  // models whose workloads were built
+  mutable std::set<std::string> prepared;     // models whose workloads were built
+  mutable std::map<std::string, int> builds;  // workloads built, by arm
 
  private:
   std::vector<std::string> arms_;
@@ -155,6 +159,66 @@ TEST(Runner, ASettledCaseStopsAtThePilotAndSaysWhy) {
   const ScriptedSuite nothing_to_compare({"broken", "ok"}, {"m"});
   const RunOutcome b = run(tiny_plan(nothing_to_compare, 20));
   EXPECT_EQ(arm_named(b.suites.at(0).cases.at(0), "ok").trials.size(), 5u);
+}
+
+// A workload that allows it is built once per case and arm; its later trials say they reused it.
+// One that does not, one with a fixed warm-up (an epoch that restarts) and every workload of a
+// run with keep_workloads off are built for every trial.
+TEST(Runner, AKeptWorkloadIsBuiltOncePerCaseAndItsLaterTrialsSaySo) {
+  const ScriptedSuite suite({"ok", "kept", "kept_fixed3"}, {"a", "b"});
+  tipbench::RunPlan plan = tiny_plan(suite, 4);
+  plan.settings.min_blocks = 4;
+  const RunOutcome r = run(plan);
+  EXPECT_EQ(suite.builds.at("kept"), 2) << "once per case";
+  EXPECT_EQ(suite.builds.at("ok"), 8);
+  EXPECT_EQ(suite.builds.at("kept_fixed3"), 8);
+  for (const auto& c : r.suites.at(0).cases) {
+    const auto& trials = arm_named(c, "kept").trials;
+    ASSERT_EQ(trials.size(), 4u);
+    EXPECT_FALSE(trials.front().reused_workload);
+    for (std::size_t i = 1; i < trials.size(); ++i) {
+      EXPECT_TRUE(trials[i].reused_workload) << c.name << " trial " << i;
+      EXPECT_EQ(trials[i].step_times_ms.size(), trials.front().step_times_ms.size()) << "as many steps as the first";
+    }
+    for (const auto& t : arm_named(c, "ok").trials) EXPECT_FALSE(t.reused_workload);
+  }
+
+  const ScriptedSuite fresh({"ok", "kept"}, {"a"});
+  plan = tiny_plan(fresh, 4);
+  plan.settings.min_blocks = 4;
+  plan.settings.keep_workloads = false;
+  const RunOutcome f = run(plan);
+  EXPECT_EQ(fresh.builds.at("kept"), 4);
+  for (const auto& t : arm_named(f.suites.at(0).cases.at(0), "kept").trials) EXPECT_FALSE(t.reused_workload);
+}
+
+// --time-budget: a case that would overrun its share stops after kMinBudgetBlocks (3) and says
+// so; a case that starts with the budget spent is skipped with the reason; both record wall time.
+TEST(Runner, ATimeBudgetCutsACaseAtItsShareAndSkipsWhatNoLongerFits) {
+  const ScriptedSuite suite({"slow", "ok"}, {"a", "b"});
+  tipbench::RunPlan plan = tiny_plan(suite, 8);
+  plan.settings.min_blocks = 8;
+  plan.settings.time_budget_s = 0.001;  // a millisecond for two cases: the first gets half of it
+  const RunOutcome r = run(plan);
+  const auto& cut = r.suites.at(0).cases.at(0);
+  EXPECT_EQ(arm_named(cut, "slow").trials.size(), 3u);
+  EXPECT_NE(cut.budget_cut.find("ended after 3 of 8 blocks"), std::string::npos) << cut.budget_cut;
+  EXPECT_GT(cut.wall_s, 0);
+  ASSERT_FALSE(cut.comparisons.empty()) << "a cut case is still compared on the blocks it has";
+  const auto& skipped = r.suites.at(0).cases.at(1);
+  EXPECT_NE(skipped.budget_cut.find("spent before this case started"), std::string::npos) << skipped.budget_cut;
+  for (const auto& arm : skipped.arms) {
+    EXPECT_EQ(arm.status, ArmStatus::skipped);
+    EXPECT_EQ(arm.reason, skipped.budget_cut);
+  }
+  EXPECT_NE(r.progress.find("time budget: 0.0s for 2 case(s)"), std::string::npos) << r.progress;
+
+  plan.settings.time_budget_s = 0;  // none: every block runs, nothing is cut
+  const RunOutcome all = run(plan);
+  for (const auto& c : all.suites.at(0).cases) {
+    EXPECT_EQ(arm_named(c, "ok").trials.size(), 8u);
+    EXPECT_TRUE(c.budget_cut.empty());
+  }
 }
 
 TEST(Runner, AFixedBlockCountRunsEveryBlock) {

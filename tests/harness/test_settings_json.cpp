@@ -48,9 +48,11 @@ MeasureSettings unusual_settings() {
   s.trial_min_steps = 11;
   s.trial_min_time_s = 0.75;
   s.trial_max_steps = 999;
+  s.keep_workloads = false;
   s.min_blocks = 4;
   s.blocks = 13;
   s.precision = 0.0125;
+  s.time_budget_s = 912.5;
   s.practical_threshold = 0.035;
   s.bootstrap_resamples = 4321;
   s.seed = std::numeric_limits<std::uint64_t>::max() - 5;  // beyond int64
@@ -69,9 +71,11 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
   EXPECT_EQ(a.trial_min_steps, b.trial_min_steps);
   EXPECT_EQ(a.trial_min_time_s, b.trial_min_time_s);
   EXPECT_EQ(a.trial_max_steps, b.trial_max_steps);
+  EXPECT_EQ(a.keep_workloads, b.keep_workloads);
   EXPECT_EQ(a.min_blocks, b.min_blocks);
   EXPECT_EQ(a.blocks, b.blocks);
   EXPECT_EQ(a.precision, b.precision);
+  EXPECT_EQ(a.time_budget_s, b.time_budget_s);
   EXPECT_EQ(a.practical_threshold, b.practical_threshold);
   EXPECT_EQ(a.bootstrap_resamples, b.bootstrap_resamples);
   EXPECT_EQ(a.seed, b.seed);
@@ -83,7 +87,7 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
 TEST(MeasureSettingsJson, RoundTripsEveryField) {
   const MeasureSettings s = unusual_settings();
   const nlohmann::json j = s;
-  EXPECT_EQ(j.size(), 17u);
+  EXPECT_EQ(j.size(), 19u);
   const auto back = j.get<MeasureSettings>();
   expect_same_settings(back, s);
   // Through text too, as it travels in a result file.

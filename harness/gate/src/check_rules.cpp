@@ -30,8 +30,10 @@ double badness(const CellComparison& c) {
 
 std::string describe(const CellComparison& c) {
   const auto& e = c.test.estimate;
-  return fmt::format("x{:.3f} [{:.3f}, {:.3f}] ({:+.1f}%), p={:.4f}, CV {:.1f}%", e.ratio, e.ci_low, e.ci_high,
-                     100 * c.delta(), c.test.p_value, 100 * c.cv);
+  const std::string between =
+      c.between_run_source.empty() ? "" : fmt::format(", between runs {}", c.between_run_source);
+  return fmt::format("x{:.3f} [{:.3f}, {:.3f}] ({:+.1f}%), p={:.4f}, CV {:.1f}%{}", e.ratio, e.ci_low, e.ci_high,
+                     100 * c.delta(), c.test.p_value, 100 * c.cv, between);
 }
 
 std::size_t blocks_to_resolve(const CellComparison& c, double threshold) {

@@ -45,6 +45,11 @@ std::optional<CellComparison> compare_cell(const Cell& reference, const Cell& ca
   } else {
     c.test = stats::unpaired_ratio_test(cand, ref, bootstrap(options));
     c.cv = std::max(stats::coefficient_of_variation(ref), stats::coefficient_of_variation(cand));
+    if (options.between_runs != nullptr && options.between_runs->for_cell(c.key) > 0) {
+      c.between_run_sd = options.between_runs->for_cell(c.key);
+      c.between_run_source = options.between_runs->describe(c.key);
+      c.test = stats::with_between_run_spread(c.test, c.between_run_sd, options.confidence);
+    }
   }
   c.verdict = stats::decide(c.test.estimate, {.practical_threshold = options.practical_threshold,
                                               .higher_is_better = higher_is_better(c.key.metric)});

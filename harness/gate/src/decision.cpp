@@ -121,8 +121,10 @@ std::vector<GatedPair> gated_pairs(const std::map<CellKey, Cell>& base_cells, co
 // blocks is an inconclusive check at once, the others come back for the test.
 std::vector<Check> compare_pairs(const std::vector<GatedPair>& pairs, const GateConfig& config,
                                  const GateOptions& options, GateReport& report) {
-  const CompareOptions compare{
-      .paired = options.paired, .resamples = resamples_for(pairs.size(), config.alpha), .seed = options.seed};
+  const CompareOptions compare{.paired = options.paired,
+                               .resamples = resamples_for(pairs.size(), config.alpha),
+                               .seed = options.seed,
+                               .between_runs = &config.between_runs};
   std::vector<Check> compared;
   for (const auto& pair : pairs) {
     Check check;

@@ -62,6 +62,25 @@ ConditionsBound parse_conditions(const nlohmann::json& j, const std::string& ori
   return bound;
 }
 
+// {"cpu": 0, "cuda": 0.5}: percent per device kind, each in [0, 50]; a kind left out keeps its default.
+std::map<std::string, double> parse_between_run_floor(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) {
+    throw InputError(origin + ": between_run_floor_pct must be an object like {\"cpu\": 1, \"cuda\": 0.5}");
+  }
+  std::map<std::string, double> floors = GateConfig{}.between_run_floor;
+  for (const auto& [kind, value] : j.items()) {
+    if (kind != "cpu" && kind != "cuda") {
+      throw InputError(
+          fmt::format("{}: between_run_floor_pct: unknown device kind '{}'; valid: cpu, cuda", origin, kind));
+    }
+    if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() <= 50)) {
+      throw InputError(fmt::format("{}: between_run_floor_pct.{} must be a number in [0, 50]", origin, kind));
+    }
+    floors[kind] = value.get<double>() / 100;
+  }
+  return floors;
+}
+
 nlohmann::json metrics_to_json(const std::map<std::string, double>& metrics) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [metric, fraction] : metrics) j[metric] = {{"threshold_pct", 100 * fraction}};
@@ -83,6 +102,8 @@ std::optional<double> GateConfig::threshold_for(const std::string& suite, const 
 GateConfig GateConfig::for_device(const std::string& device) const {
   GateConfig out = *this;
   if (device == "cpu" && !cpu_metrics.empty()) out.metrics = cpu_metrics;
+  const auto floor = between_run_floor.find(device.starts_with("cuda") ? "cuda" : "cpu");
+  out.between_runs.floor = floor == between_run_floor.end() ? 0 : floor->second;
   return out;
 }
 
@@ -109,14 +130,18 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& origin)
       config.cpu_metrics = parse_metrics(value, "cpu_metrics", origin);
     } else if (key == "conditions") {
       config.conditions = parse_conditions(value, origin);
+    } else if (key == "between_run_floor_pct") {
+      config.between_run_floor = parse_between_run_floor(value, origin);
     } else if (key == "suites") {
       if (!value.is_object()) throw InputError(origin + ": suites must be an object");
       for (const auto& [suite, metrics] : value.items()) {
         config.suites[suite] = parse_metrics(metrics, "suites." + suite, origin);
       }
     } else {
-      throw InputError(fmt::format(
-          "{}: unknown key '{}'; valid: description, alpha, metrics, cpu_metrics, suites, conditions", origin, key));
+      throw InputError(
+          fmt::format("{}: unknown key '{}'; valid: description, alpha, metrics, cpu_metrics, suites, conditions, "
+                      "between_run_floor_pct",
+                      origin, key));
     }
   }
   return config;
@@ -142,6 +167,9 @@ nlohmann::json gate_config_to_json(const GateConfig& config) {
   j["conditions"] = {{"foreign_cpu_pct", 100 * config.conditions.foreign_cpu},
                      {"steal_pct", 100 * config.conditions.steal},
                      {"gpu_thermal_pct", 100 * config.conditions.gpu_thermal}};
+  nlohmann::json floors = nlohmann::json::object();
+  for (const auto& [kind, floor] : config.between_run_floor) floors[kind] = 100 * floor;
+  j["between_run_floor_pct"] = floors;
   return j;
 }
 

@@ -26,10 +26,11 @@ struct RunOptions {
   std::string device = "auto";
   std::int64_t batch_size = 0;
   bool quick = false;
-  int blocks = 0;            // a fixed block count (0: the preset's)
-  int max_blocks = 0;        // sequential blocks up to this many (0: the preset's)
-  double precision_pct = 0;  // a comparison is precise at this relative half-width (0: the preset's)
-  double trial_time_s = 0;   // each trial times at least this long (0: the preset's)
+  int blocks = 0;             // a fixed block count (0: the preset's)
+  int max_blocks = 0;         // sequential blocks up to this many (0: the preset's)
+  double precision_pct = 0;   // a comparison is precise at this relative half-width (0: the preset's)
+  double trial_time_s = 0;    // each trial times at least this long (0: the preset's)
+  bool fresh_trials = false;  // every trial builds its workload anew (MeasureSettings::keep_workloads)
   double threshold_pct = 0;
   std::string out;  // "": results/runs/<UTC timestamp>-<host>.json, fixed when the run starts
   std::uint64_t seed = 0;
@@ -50,6 +51,9 @@ struct RunOptions {
   bool verbose = false;
   int rendezvous_timeout_s = 60;  // a distributed launch: the wait for the store and every rank
   bool dry_run = false;           // check every input and output, measure nothing (the gate asks its children)
+  // This command's wall time for its cases (0: none): a resumed run gets the budget of the
+  // command that resumes it, so it is neither recorded nor compared.
+  double time_budget_s = 0;
 };
 
 // --oversubscribe's limit: more ranks than this per core only thrash (each loads LibTorch and
@@ -68,6 +72,7 @@ inline constexpr OptionRange<std::int64_t> kNprocRange{1, 1024};
 inline constexpr OptionRange<double> kThresholdPctRange{0.01, 100.0};
 inline constexpr OptionRange<double> kPrecisionPctRange{0.01, 100.0};
 inline constexpr OptionRange<double> kTrialTimeRange{0.01, 3600.0};
+inline constexpr OptionRange<double> kTimeBudgetRange{1.0, 7 * 24 * 3600.0};
 inline constexpr OptionRange<double> kInjectSlowdownPctRange{0.0, 1000.0};
 inline constexpr OptionRange<std::int64_t> kModelClassesRange{1, 1'000'000};
 

@@ -25,9 +25,10 @@ namespace tipbench {
 
 inline constexpr int kSchemaMajor = 1;
 // 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims; 1.4: a suite's chart kind;
-// 1.5: model file; 1.6: conditions; 1.7: sequential blocks (a comparison's stop reason, t-intervals)
-inline constexpr int kSchemaMinor = 7;
-std::string schema_version();  // "1.7"
+// 1.5: model file; 1.6: conditions; 1.7: sequential blocks (a comparison's stop reason, t-intervals);
+// 1.8: a trial's reused_workload (kept workloads); a case's wall_s and budget_cut (--time-budget)
+inline constexpr int kSchemaMinor = 8;
+std::string schema_version();  // "1.8"
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {
@@ -48,6 +49,9 @@ struct Trial {
   int position = 0;  // place of this arm in the block's shuffled order
   int warmup_steps = 0;
   bool warmup_stable = false;
+  // The trial took over the workload of the arm's previous trial (Workload::keep_between_trials):
+  // no build, a re-warm until the step time was back at that trial's.
+  bool reused_workload = false;
   std::int64_t samples_per_step = 0;
   std::vector<double> step_times_ms;
   // CPU devices: the process's CPU time (all threads) of each timed step; empty on CUDA.
@@ -116,6 +120,10 @@ struct CaseResult {
   Levels params;
   std::vector<ArmResult> arms;
   std::vector<Comparison> comparisons;
+  double wall_s = 0;  // since 1.8: the case's wall time in this run (0: unknown, or taken from a resumed run)
+  // Since 1.8, `run --time-budget`: why the case ran fewer blocks than its comparisons needed, or
+  // none ("the case's share of the 15m budget, 52 s, ended after 3 blocks"); "" when it was not cut.
+  std::string budget_cut;
 };
 
 // What the source articles behind a tip claim for it (docs/sources.md), shown next to what was

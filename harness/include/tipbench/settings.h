@@ -26,6 +26,11 @@ struct MeasureSettings {
   int trial_min_steps = 5;
   double trial_min_time_s = 0.5;
   int trial_max_steps = 5000;
+  // In-process arms keep their workload (model, optimizer state, staged inputs, warm caches) from
+  // one of their trials of a case to the next where the workload allows it, and re-warm only until
+  // the step time is back (Workload::keep_between_trials); false builds every trial anew
+  // (`run --fresh-trials`, every run before schema 1.8).
+  bool keep_workloads = true;
   // Blocks: one trial of every arm, in shuffled order. Sequential (block_looks.h): a pilot of
   // min_blocks, then looks at fixed counts up to `blocks`, stopping when every throughput
   // comparison of the case is settled; min_blocks >= blocks is a fixed count (`--blocks N`).
@@ -33,6 +38,10 @@ struct MeasureSettings {
   int blocks = 20;
   // A comparison is precise when its interval's half-width is at most this share of its ratio.
   double precision = 0.005;
+  // `run --time-budget`: the wall time the run's cases share, in seconds (0: none). Each case
+  // gets what is left divided by the cases left; a case stops at the block that would overrun its
+  // share (after at least kMinBudgetBlocks), and one with nothing left is skipped (runner.h).
+  double time_budget_s = 0;
   // Verdicts: the smallest relative change that matters, and the bootstrap.
   double practical_threshold = 0.02;
   int bootstrap_resamples = 2000;

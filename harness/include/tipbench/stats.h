@@ -89,6 +89,16 @@ double log_ratio_sd(std::span<const double> treatment, std::span<const double> b
 // most `half_width` on the log scale when the log-ratios' SD is `sd`; `most` when none up to it.
 std::size_t blocks_for_half_width(double sd, double half_width, double confidence, std::size_t most);
 
+// A ratio of two runs (unpaired) whose interval `within` holds only the noise the runs' own
+// blocks show, widened by the spread between runs that no block shows (another boot, clock or
+// memory layout): each run's level moves by a log-normal factor of SD `run_sd`, so their ratio
+// by one of SD sqrt(2) * run_sd, added in quadrature on the log scale to each side's half-width
+// (the within part read as normal at `confidence`). The p-value is the larger of the within one
+// and the normal test of the ratio against the total. run_sd = 0 returns `within`. Throws
+// std::invalid_argument on a negative or NaN run_sd, a non-positive ratio or interval end, or a
+// confidence outside (0, 1).
+RatioTest with_between_run_spread(const RatioTest& within, double run_sd, double confidence = 0.95);
+
 struct MedianInterval {
   double median = 0;
   double ci_low = 0;  // percentile bootstrap interval of the median

@@ -81,6 +81,11 @@ class Workload {
   // the names: {"data_wait_fraction", 0.31}, {"h2d_copy_ms", 1.9}. Read once per trial, after the
   // timed steps have finished on the device.
   virtual std::map<std::string, double> metrics() const { return {}; }
+  // Whether the runner may keep this workload for the arm's next trial of the case instead of
+  // building it again (its model, optimizer state and warm caches carry over; begin_measurement
+  // is called again). Only for a workload that touches nothing process-wide while it lives (no
+  // global knob, no background threads) and whose next trial does not depend on its TrialInfo.
+  virtual bool keep_between_trials() const { return false; }
   // Why the timed steps did not measure what the arm claims (e.g. a loader that skipped more than
   // 1% of its files as corrupt: the throughput counts work not done); nullopt when they did. Read
   // once per trial, after metrics(). An invalid trial makes its arm `invalid`: kept, not compared.

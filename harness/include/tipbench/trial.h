@@ -2,6 +2,8 @@
 // the steps (CUDA events on the current stream, or the monotonic clock and the process CPU time on
 // CPU), record memory; with settings.profile_dir, profile a few more steps after the last block's.
 //   TrialOutcome t = tipbench::run_trial(suite, context, c, arm, settings, /*block=*/0, /*position=*/1);
+// With a KeptArm slot (the runner's, in-process arms only) the workload is built once and kept for
+// the arm's next trial of the case when it allows it (Workload::keep_between_trials).
 #pragma once
 
 #include "tipbench/result.h"
@@ -17,6 +19,11 @@
 
 namespace tipbench {
 
+namespace detail {
+struct KeptArm;
+struct HeldMemory;
+}  // namespace detail
+
 struct TrialOutcome {
   Trial trial;
   nlohmann::json info;                // the workload's static facts
@@ -24,8 +31,11 @@ struct TrialOutcome {
   std::optional<ArmProfile> profile;  // settings.profile_dir set and this is the last block
 };
 
+// `kept`: the arm's slot (reused when it holds a workload, filled when the new one may be kept);
+// `held_by_others`: what the case's other kept arms hold, taken out of this trial's memory.
 TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
-                       const MeasureSettings& settings, int block, int position);
+                       const MeasureSettings& settings, int block, int position, detail::KeptArm* kept = nullptr,
+                       const detail::HeldMemory* held_by_others = nullptr);
 
 // The same trial in a child process (`<self_executable> __trial REQUEST RESPONSE`), for knobs
 // whose state sticks to a process; `environment` is set (or replaced) in the child's environment.

@@ -5,6 +5,7 @@
 //   for (const auto& c : rc.cells) c.test.estimate.ratio;
 #pragma once
 
+#include "tipbench/gate/between_runs.h"
 #include "tipbench/gate/cells.h"
 #include "tipbench/stats.h"
 
@@ -25,6 +26,9 @@ struct CompareOptions {
   double confidence = 0.95;
   std::uint64_t seed = 0;
   double practical_threshold = 0.03;  // for the verdict
+  // Unpaired only: the spread between runs that no block shows, added to each interval
+  // (stats::with_between_run_spread); null or a zero floor with nothing measured: none.
+  const BetweenRunSpread* between_runs = nullptr;
 };
 
 struct CellComparison {
@@ -36,6 +40,10 @@ struct CellComparison {
   // The noise the comparison has to beat: unpaired, the larger between-block CV of the two
   // sides; paired, the CV of the per-block ratios (drift common to a block cancels).
   double cv = 0;
+  // Unpaired: the relative SD of one run's level the interval was widened by, and where it came
+  // from ("0.50% (floor)"); 0 and "" when paired or not widened.
+  double between_run_sd = 0;
+  std::string between_run_source;
   stats::Verdict verdict = stats::Verdict::no_significant_difference;
   // Set by whoever compared two unpaired runs whose conditions of measurement differ beyond the
   // gate's bound (run_conditions.h): why. Such a comparison cannot confirm a regression.

@@ -5,6 +5,7 @@
 //   std::optional<double> t = cfg.threshold_for("zero_grad", "throughput_samples_per_s");  // 0.03
 #pragma once
 
+#include "tipbench/gate/between_runs.h"
 #include "tipbench/run_conditions.h"
 
 #include <nlohmann/json.hpp>
@@ -29,12 +30,21 @@ struct GateConfig {
   // Two unpaired runs (a stored baseline and a run, or a run and its confirmation) whose
   // conditions differ beyond this cannot fail the gate: INCONCLUSIVE, with the reason.
   ConditionsBound conditions;
+  // Two unpaired runs differ by more than their blocks show (between_runs.h): the least relative
+  // SD of one run's level of a cell, by device kind ("cpu", "cuda"), used where no repeated runs
+  // measured it. In the file: "between_run_floor_pct": {"cpu": 0, "cuda": 0.5}. None on a CPU by
+  // default: a shared CPU's spread is too large for any floor to leave a stored gate useful
+  // (docs/gate.md, "Between runs"); gate CPU runs interleaved.
+  std::map<std::string, double> between_run_floor{{"cpu", 0.0}, {"cuda", 0.005}};
+  // What unpaired comparisons widen their intervals by: for_device() sets its floor; a stored
+  // gate adds what its stored baselines measured. Not part of the file.
+  BetweenRunSpread between_runs;
 
   // nullopt: the metric is not gated for this suite.
   std::optional<double> threshold_for(const std::string& suite, const std::string& metric) const;
   std::vector<std::string> suite_names() const;
   // The config that gates a run on `device` ("cpu", "cuda:0"): cpu_metrics in place of metrics on
-  // a CPU when there are any; this config otherwise.
+  // a CPU when there are any, and that device kind's between-run floor.
   GateConfig for_device(const std::string& device) const;
 };
 

@@ -1,0 +1,37 @@
+// Internal: `run --time-budget` (MeasureSettings::time_budget_s). The run's cases share the
+// budget in their order: each gets what is left divided by the cases left, so a case that settles
+// early leaves more for the later ones. A case stops before the block that would overrun its
+// share once it has kMinBudgetBlocks blocks (a t-interval covers from 3 blocks on: the coverage
+// table in docs/measurement.md); a case that starts with nothing left is skipped. Example:
+//   TimeBudget budget(settings.time_budget_s, cases);
+//   const double share = budget.start_case();          // 0: skip the case
+//   if (blocks >= kMinBudgetBlocks && !budget.block_fits(mean_block_s)) stop;
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace tipbench::detail {
+
+inline constexpr int kMinBudgetBlocks = 3;
+
+class TimeBudget {
+ public:
+  TimeBudget(double budget_s, int cases);
+  bool limited() const { return budget_s_ > 0; }
+  // A case starts now: its share in seconds (0 when nothing is left; unlimited: a huge number).
+  double start_case();
+  // Whether a block of `block_s` seconds started now ends within the current case's share.
+  bool block_fits(double block_s) const;
+  // "15m 0s", "52s", "0.5s".
+  static std::string duration_text(double seconds);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  double budget_s_;
+  int cases_left_;
+  Clock::time_point started_ = Clock::now();
+  Clock::time_point case_deadline_ = Clock::time_point::max();
+};
+
+}  // namespace tipbench::detail
