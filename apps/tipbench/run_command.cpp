@@ -69,6 +69,23 @@ std::optional<int> read_start(RunOptions& o, const std::set<std::string>& typed,
   return std::nullopt;
 }
 
+// --estimate-from: the earlier run's case times, for the budget's forecast. An exit code when the
+// flags or the file say no.
+std::optional<int> read_case_times(const RunOptions& o, RunPlan& plan) {
+  if (o.estimate_from.empty()) return std::nullopt;
+  if (o.time_budget_s <= 0) return usage_error("--estimate-from forecasts a --time-budget; give one");
+  try {
+    plan.earlier_case_times = case_times_of(read_result_or_partial(o.estimate_from).suites);
+  } catch (const InputError& e) {
+    return usage_error(fmt::format("--estimate-from: {}", e.what()));
+  }
+  if (plan.earlier_case_times.empty()) {
+    return usage_error(
+        fmt::format("--estimate-from {}: it records no case times (a result from before schema 1.8)", o.estimate_from));
+  }
+  return std::nullopt;
+}
+
 RunPlan plan_of(const RunOptions& o, const c10::Device& device, const models::ModelFile* model_file) {
   RunPlan plan;
   plan.suites = selected_suites(o.suites);
@@ -104,6 +121,7 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
     if (!o.dry_run) return launch_local_ranks(argv, o.nproc);
   }
   RunPlan plan = plan_of(o, device, start.model_file);
+  if (auto code = read_case_times(o, plan)) return *code;
   if (o.dry_run) return dry_run(o, plan, argv);
   if (start.rank_env) {  // ranks 1..N-1 serve rank 0 here until the run ends; rank 0 goes on
     try {
@@ -216,6 +234,10 @@ void add_measurement_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) 
                  "left and stops before the block that would overrun it (after at least 3 blocks); the result "
                  "says what was cut")
       ->transform(duration(kTimeBudgetRange.min, kTimeBudgetRange.max));
+  sub.add_option("--estimate-from", o->estimate_from,
+                 "--time-budget: an earlier result (or partial file) of these cases; their recorded times say up "
+                 "front which cases the budget will likely cut or never start")
+      ->check(not_a_flag());
   sub.add_flag("--fresh-trials", o->fresh_trials,
                "Build every trial's workload anew (model, optimizer, warm-up), as before kept workloads; default: an "
                "in-process arm keeps its workload between its trials of a case and re-warms it");
@@ -276,7 +298,7 @@ std::set<std::string> typed_flags(const CLI::App& sub) {
   for (const auto* option : sub.get_options()) {
     const auto name = option->get_name();
     if (option->count() > 0 && name != "--resume" && name != "--verbose" && name != "--dry-run" && name != "--help" &&
-        name != "--time-budget") {
+        name != "--time-budget" && name != "--estimate-from") {
       typed.insert(name);
     }
   }

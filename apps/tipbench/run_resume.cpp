@@ -27,6 +27,7 @@ std::optional<std::string> resume_options(RunOptions& o, const std::set<std::str
   recorded.rendezvous_timeout_s = o.rendezvous_timeout_s;
   recorded.dry_run = o.dry_run;
   recorded.time_budget_s = o.time_budget_s;
+  recorded.estimate_from = o.estimate_from;
   o = recorded;
   return std::nullopt;
 }

@@ -11,6 +11,7 @@
 #include "time_budget.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -236,6 +237,32 @@ void skip_for_budget(PlannedCase& p, const RunPlan& plan, Progress& progress) {
   progress.note("time budget: " + p.result.name + ": " + p.result.budget_cut);
 }
 
+// Up front, from the earlier run's case times (--estimate-from): which cases the budget will
+// likely cut, and which it will never start.
+void say_forecast(const std::vector<std::vector<PlannedCase>>& planned, const RunPlan& plan, Progress& progress) {
+  std::vector<std::pair<std::string, std::optional<CaseTime>>> cases;
+  for (const auto& suite_cases : planned) {
+    for (const auto& p : suite_cases) {
+      if (plan.finished_cases.contains(p.result.name) || p.runnable.empty()) continue;
+      const auto earlier = plan.earlier_case_times.find(p.result.name);
+      cases.emplace_back(p.result.name, earlier == plan.earlier_case_times.end()
+                                            ? std::nullopt
+                                            : std::optional<CaseTime>(earlier->second));
+    }
+  }
+  const auto forecast = detail::forecast_budget(cases, plan.settings.time_budget_s);
+  const auto say = [&](const std::vector<std::string>& names, const char* what) {
+    if (names.empty()) return;
+    progress.note(fmt::format("time budget: by the earlier run's times, {} case(s) {}: {}", names.size(), what,
+                              fmt::join(names, ", ")));
+  };
+  say(forecast.cut, "will likely be cut before they settle");
+  say(forecast.not_started, "will not start");
+  if (forecast.cut.empty() && forecast.not_started.empty()) {
+    progress.note("time budget: by the earlier run's times, every case fits");
+  }
+}
+
 }  // namespace
 
 std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
@@ -292,6 +319,7 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
     }
   }
   detail::TimeBudget budget(plan.settings.time_budget_s, cases_to_measure);
+  if (budget.limited() && !plan.earlier_case_times.empty()) say_forecast(planned, plan, progress);
   if (budget.limited()) {
     progress.note(
         fmt::format("time budget: {} for {} case(s), about {} each to start with; a case that settles "

@@ -8,6 +8,33 @@
 
 namespace tipbench::detail {
 
+BudgetForecast forecast_budget(const std::vector<std::pair<std::string, std::optional<CaseTime>>>& cases,
+                               double budget_s) {
+  BudgetForecast out;
+  double left_s = budget_s;
+  auto cases_left = static_cast<double>(cases.size());
+  for (const auto& [name, time] : cases) {
+    const double share = std::max(0.0, left_s) / std::max(1.0, cases_left);
+    cases_left -= 1;
+    if (share <= 0) {
+      out.not_started.push_back(name);
+      continue;
+    }
+    double spent = share;
+    if (time && time->block_s > 0 && time->blocks > 0) {
+      const double needed = time->block_s * time->blocks;
+      if (needed <= share) {
+        spent = needed;
+      } else {
+        out.cut.push_back(name);
+        spent = std::max(time->block_s * kMinBudgetBlocks, std::floor(share / time->block_s) * time->block_s);
+      }
+    }
+    left_s -= spent;
+  }
+  return out;
+}
+
 TimeBudget::TimeBudget(double budget_s, int cases) : budget_s_(budget_s), cases_left_(std::max(cases, 1)) {}
 
 double TimeBudget::start_case() {
@@ -34,3 +61,21 @@ std::string TimeBudget::duration_text(double seconds) {
 }
 
 }  // namespace tipbench::detail
+
+namespace tipbench {
+
+std::map<std::string, CaseTime> case_times_of(const std::vector<SuiteResult>& suites) {
+  std::map<std::string, CaseTime> out;
+  for (const auto& suite : suites) {
+    for (const auto& c : suite.cases) {
+      std::size_t blocks = 0;
+      for (const auto& arm : c.arms) blocks = std::max(blocks, arm.trials.size());
+      if (c.wall_s > 0 && blocks > 0) {
+        out[c.name] = {.block_s = c.wall_s / static_cast<double>(blocks), .blocks = static_cast<int>(blocks)};
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tipbench

@@ -8,12 +8,27 @@
 //   if (blocks >= kMinBudgetBlocks && !budget.block_fits(mean_block_s)) stop;
 #pragma once
 
+#include "tipbench/runner.h"
+
 #include <chrono>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tipbench::detail {
 
 inline constexpr int kMinBudgetBlocks = 3;
+
+// Up front, from an earlier run's case times: the cases (in run order, with their times where
+// known) that the budget will likely cut before they settle, and those it will never start. A
+// case with no earlier time is assumed to use its share.
+struct BudgetForecast {
+  std::vector<std::string> cut;
+  std::vector<std::string> not_started;
+};
+BudgetForecast forecast_budget(const std::vector<std::pair<std::string, std::optional<CaseTime>>>& cases,
+                               double budget_s);
 
 class TimeBudget {
  public:

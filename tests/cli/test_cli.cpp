@@ -149,6 +149,17 @@ TEST(CliUsage, BadNumbersAreUsageErrors) {
   }
 }
 
+// --estimate-from forecasts a time budget from a readable earlier result.
+TEST(CliUsage, EstimateFromNeedsATimeBudgetAndAReadableResult) {
+  const auto alone = cli({"run", "--suite", "zero_grad", "--estimate-from", "x.json", "--dry-run"});
+  EXPECT_EQ(alone.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(alone.err, "--estimate-from forecasts a --time-budget")) << alone.err;
+  const auto missing =
+      cli({"run", "--suite", "zero_grad", "--time-budget", "5m", "--estimate-from", "/nonexistent.json", "--dry-run"});
+  EXPECT_EQ(missing.code, tipbench::exit_code::usage);
+  EXPECT_TRUE(contains(missing.err, "--estimate-from")) << missing.err;
+}
+
 // A duration is parts like 1h, 30m, 45s written together, or seconds; the run records seconds.
 TEST(CliRun, ATimeBudgetIsADurationRecordedInSeconds) {
   for (const auto& [text, seconds] : std::vector<std::pair<std::string, double>>{

@@ -213,6 +213,17 @@ TEST(Runner, ATimeBudgetCutsACaseAtItsShareAndSkipsWhatNoLongerFits) {
   }
   EXPECT_NE(r.progress.find("time budget: 0.0s for 2 case(s)"), std::string::npos) << r.progress;
 
+  // Up front, from an earlier run's case times: case a took 10 s a block for 8 blocks, b is unknown.
+  plan.settings.time_budget_s = 60;
+  plan.earlier_case_times = {{"scripted/model:a", {.block_s = 10, .blocks = 8}}};
+  const RunOutcome forecast = run(plan);
+  EXPECT_NE(forecast.progress.find("1 case(s) will likely be cut before they settle: scripted/model:a"),
+            std::string::npos)
+      << forecast.progress;
+  plan.earlier_case_times = {{"scripted/model:a", {.block_s = 1e-6, .blocks = 8}}};
+  EXPECT_NE(run(plan).progress.find("every case fits"), std::string::npos);
+  plan.earlier_case_times.clear();
+
   plan.settings.time_budget_s = 0;  // none: every block runs, nothing is cut
   const RunOutcome all = run(plan);
   for (const auto& c : all.suites.at(0).cases) {

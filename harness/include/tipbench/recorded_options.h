@@ -54,6 +54,7 @@ struct RunOptions {
   // This command's wall time for its cases (0: none): a resumed run gets the budget of the
   // command that resumes it, so it is neither recorded nor compared.
   double time_budget_s = 0;
+  std::string estimate_from;  // --time-budget: an earlier result whose case times forecast the cuts
 };
 
 // --oversubscribe's limit: more ranks than this per core only thrash (each loads LibTorch and

@@ -19,6 +19,14 @@
 
 namespace tipbench {
 
+// What a case took in an earlier run (`run --estimate-from`): wall seconds per block, and blocks.
+struct CaseTime {
+  double block_s = 0;
+  int blocks = 0;
+};
+// The cases of an earlier result that recorded their wall time (schema 1.8), by case name.
+std::map<std::string, CaseTime> case_times_of(const std::vector<SuiteResult>& suites);
+
 struct RunPlan {
   std::vector<const Suite*> suites;
   SuiteContext context;
@@ -34,6 +42,9 @@ struct RunPlan {
   std::function<void(const std::vector<SuiteResult>&, const CaseInProgress&)> block_finished;
   // Resuming inside a case: its finished blocks (the run's options must be the same).
   std::optional<CaseInProgress> resumed_case;
+  // Under a time budget: the cases' times in an earlier run, for the forecast said up front of
+  // which cases the budget will cut or never start.
+  std::map<std::string, CaseTime> earlier_case_times;
   // A failed arm's reason is one line; verbose also prints the error's whole text (backtrace).
   bool verbose = false;
 };
