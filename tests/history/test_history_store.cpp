@@ -474,4 +474,25 @@ TEST_F(HistoryStorePostgres, ReadsBackWhatSqliteReadsBack) {
   }
 }
 
+// The mask reads a URL as libpq does (the user info ends at the first '@' before any '/'), so a
+// password holding '?' or '#' is masked too, and so are ?password= and ?sslpassword=; whatever
+// libpq's own parse calls a password never reaches a message (security review 2026-11-27).
+TEST(MaskPassword, HidesEveryPasswordLibpqWouldRead) {
+  for (const auto& [url, secret] : std::vector<std::pair<std::string, std::string>>{
+           {"postgresql://bench:s3?cret@db/tip", "s3?cret"},
+           {"postgresql://bench:s3#cr?t@db:5433/tip", "s3#cr?t"},
+           {"postgres://u:p%40ss@db/x", "p%40ss"},
+           {"postgresql://u@db/tip?sslmode=require&sslpassword=k3y", "k3y"},
+           {"postgresql://u:pw1@h/d?password=pw2&application_name=a", "pw2"},
+           {"postgresql://u@h/d?PASSWORD=loud", "loud"}}) {
+    const std::string shown = tipbench::history::mask_password(url);
+    EXPECT_FALSE(contains(shown, secret)) << url << " -> " << shown;
+    EXPECT_TRUE(contains(shown, "***")) << url << " -> " << shown;
+  }
+  EXPECT_EQ(tipbench::history::mask_password("postgresql://bench:s3?cret@db/tip"), "postgresql://bench:***@db/tip");
+  EXPECT_FALSE(contains(tipbench::history::mask_password("postgresql://u:pw1@h/d?password=pw2"), "pw1"));
+  EXPECT_EQ(tipbench::history::mask_password("results/history?password=x.db"), "results/history?password=x.db")
+      << "a file path is a path";
+}
+
 }  // namespace

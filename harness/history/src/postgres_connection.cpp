@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstring>
 #include <regex>
 
 namespace tipbench::history {
@@ -16,20 +17,47 @@ constexpr const char* kLockTimeout = "55P03";
 
 }  // namespace
 
-std::string mask_password(const std::string& url) {
+namespace {
+
+// libpq's own reading of the URI (fe-connect.c, conninfo_uri_parse_options): the user info ends
+// at the first '@' before any '/' ('?' and '#' may be part of a password), and a query value at
+// the next '&'. Masks user:PASSWORD@ and the password and sslpassword parameters.
+std::string mask_as_libpq_reads(const std::string& url) {
   std::string out = url;
-  // postgresql://user:PASSWORD@host...: the userinfo ends at the authority's last '@'.
   if (const auto scheme = out.find("://"); scheme != std::string::npos) {
     const auto start = scheme + 3;
-    const auto end = std::min(out.find_first_of("/?", start), out.size());
-    const auto at = out.substr(start, end - start).rfind('@');
-    if (at != std::string::npos) {
-      const auto colon = out.substr(start, at).find(':');
-      if (colon != std::string::npos) out.replace(start + colon + 1, at - colon - 1, "***");
+    const auto end = out.find_first_of("@/", start);
+    if (end != std::string::npos && out[end] == '@') {
+      const auto colon = out.find(':', start);
+      if (colon < end) out.replace(colon + 1, end - colon - 1, "***");
     }
   }
-  static const std::regex query_password(R"(([?&]password=)[^&#]*)", std::regex::icase);
-  return std::regex_replace(out, query_password, "$1***");
+  static const std::regex secret_parameter(R"(([?&](?:ssl)?password=)[^&]*)", std::regex::icase);
+  return std::regex_replace(out, secret_parameter, "$1***");
+}
+
+}  // namespace
+
+std::string mask_password(const std::string& url) {
+  if (!is_postgres_url(url)) return url;
+  std::string out = mask_as_libpq_reads(url);
+  // Then whatever libpq itself parses as a password (when it is here): any of it left is masked.
+  try {
+    const LibPq& pq = libpq(out);
+    if (PQconninfoOption* options = pq.conninfoParse(url.c_str(), nullptr)) {
+      for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+        const std::string keyword = o->keyword;
+        if (o->val == nullptr || o->val[0] == '\0' || (keyword != "password" && keyword != "sslpassword")) continue;
+        for (auto at = out.find(o->val); at != std::string::npos; at = out.find(o->val, at + 3)) {
+          out.replace(at, std::strlen(o->val), "***");
+        }
+      }
+      pq.conninfoFree(options);
+    }
+  } catch (const StoreError&) {
+    // No libpq here: the lexical rule above is libpq's.
+  }
+  return out;
 }
 
 std::int64_t PgResult::integer(int row, int column) const {

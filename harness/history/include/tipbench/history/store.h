@@ -119,8 +119,10 @@ class StoreBackend {
 
 // True for a location that names a PostgreSQL server (postgresql:// or postgres://).
 bool is_postgres_url(const std::string& location);
-// The location with a URL's password (user:PASSWORD@, ?password=...) replaced by ***: what every
-// message shows. A file path comes back as it is.
+// The location with a URL's passwords (user:PASSWORD@, ?password=, ?sslpassword=) replaced by ***
+// as libpq reads the URL (the user info ends at the first '@' before any '/'), and then anything
+// libpq's own parse (PQconninfoParse) calls a password or sslpassword: what every message shows.
+// A file path comes back as it is.
 std::string mask_password(const std::string& location);
 
 // Whether opening a store may make it: a reader (runs, detect, report) must not turn a mistyped
