@@ -88,6 +88,23 @@ CLI::Validator duration(double min_s, double max_s) {
       "DURATION (15m, 90s, 1h30m)", "DURATION");
 }
 
+CLI::Validator utc_time() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        static const std::regex form(R"((\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?Z?)?)");
+        std::smatch m;
+        const auto in = [&](int i, int low, int high) {
+          return !m[i].matched || (std::stoi(m[i].str()) >= low && std::stoi(m[i].str()) <= high);
+        };
+        if (!std::regex_match(value, m, form) || !in(2, 1, 12) || !in(3, 1, 31) || !in(4, 0, 23) || !in(5, 0, 59) ||
+            !in(6, 0, 59)) {
+          return fmt::format("'{}' is not a UTC time like 2026-11-20 or 2026-11-20T03:00:00Z", value);
+        }
+        return {};
+      },
+      "UTC time (2026-11-20, 2026-11-20T03:00:00Z)", "UTC_TIME");
+}
+
 bool output_file_writable(const std::string& flag, const std::string& path) {
   const auto problem = output_file_problem(path);
   if (problem) fmt::print(stderr, "error: {} {}: cannot write there: {}\n", flag, abbreviated(path), *problem);

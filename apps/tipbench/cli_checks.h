@@ -32,6 +32,10 @@ std::optional<double> parse_duration_s(const std::string& text);
 // A duration in [min_s, max_s] seconds; the option receives the seconds.
 CLI::Validator duration(double min_s, double max_s);
 
+// A UTC time as results record them, or its leading part: 2026-11-20, 2026-11-20T03:00,
+// 2026-11-20T03:00:00Z (each field in its range).
+CLI::Validator utc_time();
+
 // Fail fast: before any work, can the output named by `flag` be written? On a problem prints
 // "error: --out PATH: cannot write there: REASON" and returns false (the caller exits 2).
 bool output_file_writable(const std::string& flag, const std::string& path);

@@ -278,7 +278,7 @@ Command add_history_command(CLI::App& app) {
   detect_cmd
       ->add_option("--since", f->detect.since,
                    "Only changes whose first run after is this late (UTC, e.g. 2026-11-20) are new")
-      ->check(not_a_flag());
+      ->check(utc_time());
   add_detector_flags(detect_cmd, *f);
   detect_cmd->add_flag("--record", f->record,
                        "Keep the change points found in the store (table change_points), replacing those of the "

@@ -156,6 +156,13 @@ TEST(HistoryCli, DetectExitsOneOnANewRegressionAndWritesItsReports) {
   EXPECT_EQ(bad_out.code, 2) << bad_out.err;
   const auto bad_p = tipbench_cmd(dir, {"history", "--store", store, "detect", "--p-value", "nan"});
   EXPECT_EQ(bad_p.code, 2) << bad_p.err;
+  // A --since that is no UTC time would make no change new: the CI step could never fail.
+  for (const char* since : {"garbage", "2026-13-01", "2026-11-31T25:00:00Z", "yesterday", "2026/11/20"}) {
+    const auto bad_since = tipbench_cmd(dir, {"history", "--store", store, "detect", "--since", since});
+    EXPECT_EQ(bad_since.code, 2) << since << ": " << bad_since.out << bad_since.err;
+    EXPECT_TRUE(contains(bad_since.err, "--since")) << bad_since.err;
+  }
+  EXPECT_EQ(tipbench_cmd(dir, {"history", "--store", store, "detect", "--since", "2026-11-30T03:00:00Z"}).code, 0);
 }
 
 TEST(HistoryCli, AnnotateTurnsARegressionIntoAnExpectedChangeAndRefusesBadInput) {
