@@ -24,7 +24,16 @@ const SuiteOption kRecipeOption{
     .default_value = "",
     .help =
         "the tips to combine in one training step: TIP:ARM,... (tipbench list --ingredients; tipbench advise "
-        "chooses them from single-tip results)"};
+        "chooses them from single-tip results)",
+    .check = [](const std::string& text) -> std::string {
+      if (text.empty()) return "--recipe: an empty recipe; name the tips as TIP:ARM,... (tipbench list --ingredients)";
+      try {
+        parse_recipe(text);
+      } catch (const InputError& e) {
+        return std::string("--recipe: ") + e.what();
+      }
+      return "";
+    }};
 
 constexpr const char* kWithoutPrefix = "without_";
 constexpr const char* kNoRecipe = "none";  // the case level of a run without --recipe (skipped)

@@ -42,6 +42,7 @@ std::string SuiteOption::problem(const std::string& value) const {
   if (type == OptionType::choice && std::find(choices.begin(), choices.end(), value) == choices.end()) {
     return fmt::format("--{}: '{}' is not one of {}", name, value, fmt::join(choices, ", "));
   }
+  if (type == OptionType::text) return check ? check(value) : "";
   if (type != OptionType::number) return "";
   const auto x = parse_real(value);  // the CLI's one reading of a number: decimal, finite
   if (!x) return fmt::format("--{}: '{}' is not a number (decimal and finite)", name, value);

@@ -98,6 +98,7 @@ TEST(AdviseCli, BadInputIsOneLineAndExit2) {
       {"advise", "--from", (dir / "missing.json").string()},
       {"advise", "--model", "no_such_model"},
       {"run", "--suite", "recipe", "--recipe", "bogus:x", "--quick", "--out", (dir / "r.json").string()},
+      {"run", "--suite", "recipe", "--recipe", "", "--quick", "--out", (dir / "r.json").string()},
       {"run", "--suite", "recipe", "--recipe", "determinism:deterministic,cudnn_benchmark:on", "--quick", "--out",
        (dir / "r.json").string()}};
   for (const auto& args : bad) {
@@ -105,6 +106,9 @@ TEST(AdviseCli, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(o.code, tipbench::exit_code::usage) << args.back() << ": " << o.err;
     EXPECT_TRUE(contains(o.err, "error: ")) << o.err;
     EXPECT_FALSE(contains(o.err, "terminate")) << o.err;
+    if (args.front() == "run") {
+      EXPECT_FALSE(contains(o.err, "suite(s) on")) << "refused before the run starts: " << o.err;
+    }
   }
   EXPECT_FALSE(fs::exists(dir / "r.json"));
 }

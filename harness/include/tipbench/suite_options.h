@@ -6,6 +6,7 @@
 //   double mb = kBucketMb.number(context.options);   // 25 unless the run said otherwise
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ struct SuiteOption {
   std::vector<std::string> choices;  // choice only
   double min = 0;                    // number only: the accepted range, inclusive
   double max = 0;
+  // text only: why a given value is not acceptable ("" when it is), e.g. a recipe that does not
+  // parse: the CLI asks before any work, so bad input never gets as far as a started run.
+  std::function<std::string(const std::string&)> check;
 
   // The value in a run's options, or the default when the run did not set it. Throws
   // std::invalid_argument when the text does not parse (the CLI checks it first).
