@@ -201,7 +201,11 @@ int run_advise(const AdviseFlags& f) {
           fmt::format("--exclude {}: give {} or {}", label, suites::kChangesNumerics, suites::kChangesReproducibility));
     }
   }
-  return with_child_runs("advise", [&f] { return advise(f); });
+  // Before any work, as `history report --out` and `run --out` do: a folder it cannot write is exit 2.
+  AdviseFlags checked = f;
+  if (checked.out_dir.empty()) checked.out_dir = "results/advise/" + compact_utc_timestamp();
+  if (!output_dir_writable("--out", checked.out_dir)) return exit_code::usage;
+  return with_child_runs("advise", [&checked] { return advise(checked); });
 }
 
 }  // namespace

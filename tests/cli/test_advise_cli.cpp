@@ -97,6 +97,7 @@ TEST(AdviseCli, BadInputIsOneLineAndExit2) {
       {"advise", "--model", "small_cnn", "--model-file", TIPBENCH_BINARY, "--out", (dir / "b").string()},
       {"advise", "--from", (dir / "missing.json").string()},
       {"advise", "--model", "no_such_model"},
+      {"advise", "--from", (dir / "missing.json").string(), "--out", "/proc/self/no/advise"},
       {"run", "--suite", "recipe", "--recipe", "bogus:x", "--quick", "--out", (dir / "r.json").string()},
       {"run", "--suite", "recipe", "--recipe", "", "--quick", "--out", (dir / "r.json").string()},
       {"run", "--suite", "recipe", "--recipe", "determinism:deterministic,cudnn_benchmark:on", "--quick", "--out",
