@@ -175,7 +175,8 @@ void add_suite_options(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
     auto* added = sub.add_option_function<std::string>(
         flag, [o, option](const std::string& value) { o->suite_options[option.name] = value; }, help);
     added->check(not_a_flag());
-    added->check(CLI::Validator([option](std::string& value) { return option.problem(value); }, "", option.name));
+    // A value given on the command line is checked whole, the default's text too (`--recipe ''`).
+    added->check(CLI::Validator([option](std::string& value) { return option.given_problem(value); }, "", option.name));
   }
 }
 

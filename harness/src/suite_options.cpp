@@ -38,11 +38,16 @@ double SuiteOption::number(const SuiteOptionValues& values) const {
   return *parse_real(value);
 }
 
+std::string SuiteOption::given_problem(const std::string& value) const {
+  if (type == OptionType::text && check) return check(value);
+  return problem(value);
+}
+
 std::string SuiteOption::problem(const std::string& value) const {
   if (type == OptionType::choice && std::find(choices.begin(), choices.end(), value) == choices.end()) {
     return fmt::format("--{}: '{}' is not one of {}", name, value, fmt::join(choices, ", "));
   }
-  if (type == OptionType::text) return check ? check(value) : "";
+  if (type == OptionType::text) return check && value != default_value ? check(value) : "";
   if (type != OptionType::number) return "";
   const auto x = parse_real(value);  // the CLI's one reading of a number: decimal, finite
   if (!x) return fmt::format("--{}: '{}' is not a number (decimal and finite)", name, value);

@@ -33,8 +33,8 @@ struct SuiteOption {
   std::vector<std::string> choices;  // choice only
   double min = 0;                    // number only: the accepted range, inclusive
   double max = 0;
-  // text only: why a given value is not acceptable ("" when it is), e.g. a recipe that does not
-  // parse: the CLI asks before any work, so bad input never gets as far as a started run.
+  // text only: why a value is not acceptable ("" when it is), e.g. a recipe that does not parse:
+  // the CLI asks before any work, so bad input never gets as far as a started run.
   std::function<std::string(const std::string&)> check;
 
   // The value in a run's options, or the default when the run did not set it. Throws
@@ -42,8 +42,11 @@ struct SuiteOption {
   std::string text(const SuiteOptionValues& values) const;
   bool flag(const SuiteOptionValues& values) const;
   double number(const SuiteOptionValues& values) const;
-  // Why `value` is not acceptable for this option ("" when it is): the range and the choices.
+  // Why `value` is not acceptable for this option ("" when it is): the range and the choices, and
+  // `check` unless the value is the default (a recorded run's options hold every default).
   std::string problem(const std::string& value) const;
+  // The same for a value typed on the command line: `check` applies to the default's text too.
+  std::string given_problem(const std::string& value) const;
 };
 
 }  // namespace tipbench
