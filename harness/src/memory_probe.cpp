@@ -44,6 +44,8 @@ void MemoryProbe::begin() {
     // Cached blocks of the previous arm would otherwise count as this arm's reserved memory.
     c10::cuda::CUDACachingAllocator::emptyCache();
     c10::cuda::CUDACachingAllocator::resetPeakStats(cuda_index(device_));
+    // What torch.cuda.memory_allocated() / memory_reserved() read (torch/cuda/memory.py:
+    // memory_stats()["allocated_bytes.all.current"], ["reserved_bytes.all.current"]).
     const auto stats = cuda_stats(device_);
     allocated_before_bytes_ = stats.allocated_bytes[0].current;  // index 0: aggregate pool
     reserved_before_bytes_ = stats.reserved_bytes[0].current;
@@ -72,6 +74,7 @@ MemoryUse MemoryProbe::end(const HeldMemory& held_by_others, const HeldMemory& h
 HeldMemory MemoryProbe::held_since_begin() const {
   HeldMemory held;
   if (device_.is_cuda()) {
+    // torch.cuda.empty_cache() first, so reserved counts only the segments the kept workload pins.
     c10::cuda::CUDACachingAllocator::emptyCache();
     const auto stats = cuda_stats(device_);
     held.allocated_bytes = non_negative(stats.allocated_bytes[0].current - allocated_before_bytes_);
