@@ -221,7 +221,8 @@ Command add_advise_command(CLI::App& app, const std::vector<std::string>& argv) 
   for (const auto& m : models::available_models()) names.push_back(m.name);
   sub->add_option("--model", f->model, "Reference model (default: the device's, as `run`)")
       ->check(CLI::IsMember(names));
-  sub->add_option("--model-file", f->model_file, "Your own model file (docs/own-model.md)")
+  sub->add_option("--model-file", f->model_file,
+                  "Your own model file (docs/own-model.md; a TorchScript file is code: only files you trust)")
       ->check(not_a_flag() & CLI::ExistingFile);
   sub->add_option("--device", f->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   sub->add_flag("--quick", f->quick, "Quick trials for both measurements (a smoke run, not advice to keep)");

@@ -82,7 +82,8 @@ Command add_gate_command(CLI::App& app) {
       ->check(not_a_flag());
   sub->add_option("--base-model-file", f->base_model_file,
                   "Interleaved mode: the base version of your model (a file export_model.py wrote); with "
-                  "--head-model-file, one binary (this one, or --base-binary/--head-binary) runs both, interleaved")
+                  "--head-model-file, one binary (this one, or --base-binary/--head-binary) runs both, interleaved; "
+                  "a TorchScript file is code: gate only files you trust (docs/security.md)")
       ->check(not_a_flag() & CLI::ExistingFile);
   sub->add_option("--head-model-file", f->head_model_file, "Interleaved mode: the head version of your model")
       ->check(not_a_flag() & CLI::ExistingFile);

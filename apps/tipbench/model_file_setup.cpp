@@ -25,6 +25,7 @@ nlohmann::json model_file_setup(const RunOptions& o) {
   if (o.model_file.empty()) return nullptr;
   return {{"model_file", std::filesystem::absolute(o.model_file).string()},
           {"allow_trace", o.allow_trace},
+          {"allow_ops", o.allow_ops},
           {"input", shape_of(o.model_input)},
           {"classes", o.model_classes},
           {"jit_optimize", o.jit_optimize == "on"}};
@@ -36,6 +37,7 @@ const models::ModelFile* apply_process_setup(const nlohmann::json& setup) {
   try {
     return &models::use_model_file({.path = setup.at("model_file").get<std::string>(),
                                     .allow_trace = setup.at("allow_trace").get<bool>(),
+                                    .allow_ops = setup.value("allow_ops", std::vector<std::string>{}),
                                     .input = setup.at("input").get<std::vector<std::int64_t>>(),
                                     .classes = setup.at("classes").get<std::int64_t>()});
   } catch (const models::ModelFileError& e) {

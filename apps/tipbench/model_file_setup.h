@@ -13,7 +13,7 @@
 
 namespace tipbench::cli {
 
-// Null without --model-file; else {"model_file": absolute path, "allow_trace", "input", "classes",
+// Null without --model-file; else {"model_file": absolute path, "allow_trace", "allow_ops", "input", "classes",
 // "jit_optimize"}.
 nlohmann::json model_file_setup(const RunOptions& o);
 

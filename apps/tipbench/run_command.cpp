@@ -190,12 +190,16 @@ void add_selection_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
       ->check(CLI::IsMember(model_names()));
   sub.add_option("--model-file", o->model_file,
                  "Your own model: a TorchScript (.pt) or torch.export (.pt2) file scripts/export_model.py wrote; every "
-                 "suite whose tip applies "
-                 "runs on it instead of --model, the others say why not (docs/own-model.md)")
+                 "suite whose tip applies runs on it instead of --model, the others say why not (docs/own-model.md). "
+                 "A TorchScript file is code: load only files you trust (a .pt2 is checked against an op allow-list)")
       ->check(not_a_flag() & CLI::ExistingFile);
   sub.add_flag("--allow-trace", o->allow_trace,
                "--model-file: accept a traced file (its training flag is baked in: BatchNorm and dropout behave as "
                "traced)");
+  sub.add_option("--allow-op", o->allow_ops,
+                 "--model-file of a .pt2: also let its graph call this op, NAMESPACE::OP or NAMESPACE::* (repeatable; "
+                 "a .pt2 may call ATen's compute ops only: name an op only for a file you trust, docs/security.md)")
+      ->check(not_a_flag());
   sub.add_option("--model-input", o->model_input,
                  "--model-file without tipbench metadata: one sample's shape C,H,W (e.g. 3,224,224)")
       ->check(not_a_flag());

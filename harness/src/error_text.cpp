@@ -1,5 +1,7 @@
 #include "tipbench/error_text.h"
 
+#include <regex>
+
 namespace tipbench {
 
 namespace {
@@ -14,6 +16,16 @@ std::string_view trim_right(std::string_view s) {
   return s;
 }
 
+// "/pytorch/caffe2/serialize/inline_container.cc:242" -> "inline_container.cc:242": the folders of
+// the machine LibTorch was built on say nothing to a user (issue 48); the file and line still
+// find the check in PyTorch's source. Only source files with a line number are shortened, never
+// a path the user gave.
+std::string without_build_folders(std::string text) {
+  static const std::regex kSourcePlace(
+      R"((?:/[A-Za-z0-9_.+-]+)+/([A-Za-z0-9_.+-]+\.(?:cc|cpp|cxx|cu|cuh|h|hpp):[0-9]+))");
+  return std::regex_replace(text, kSourcePlace, "$1");
+}
+
 }  // namespace
 
 std::string summarize_error_text(std::string_view text) {
@@ -21,7 +33,7 @@ std::string summarize_error_text(std::string_view text) {
   const auto start = text.find_first_not_of("\n\r \t");
   if (start == std::string_view::npos) return "";
   text.remove_prefix(start);
-  std::string out(trim_right(first_line(text)));
+  std::string out = without_build_folders(std::string(trim_right(first_line(text))));
   constexpr std::string_view kRaised = "Exception raised from ";
   constexpr std::string_view kCallFirst = " (most recent call first):";
   const auto at = text.find(kRaised);
@@ -30,7 +42,8 @@ std::string summarize_error_text(std::string_view text) {
   if (where.ends_with(kCallFirst)) where.remove_suffix(kCallFirst.size());
   // c10 names the place inside the message's first line already ("[enforce fail at x.cpp:12]")
   // often enough; a second copy would only lengthen the line.
-  if (!where.empty() && out.find(where) == std::string::npos) out += " (raised from " + std::string(where) + ")";
+  const std::string place = without_build_folders(std::string(where));
+  if (!place.empty() && out.find(place) == std::string::npos) out += " (raised from " + place + ")";
   return out;
 }
 

@@ -41,6 +41,7 @@ constexpr Field kFields[] = {
     {"oversubscribe", "--oversubscribe"},
     {"model_file", "--model-file"},
     {"allow_trace", "--allow-trace"},
+    {"allow_ops", "--allow-op"},
     {"model_input", "--model-input"},
     {"model_classes", "--model-classes"},
     {"jit_optimize", "--jit-optimize"},
@@ -74,6 +75,7 @@ std::vector<std::string> model_file_problems(const RunOptions& o) {
   std::vector<std::string> out;
   if (o.model_file.empty()) {
     if (o.allow_trace) out.push_back("--allow-trace: applies to --model-file");
+    if (!o.allow_ops.empty()) out.push_back("--allow-op: applies to --model-file");
     if (!o.model_input.empty()) out.push_back("--model-input: applies to --model-file");
     if (o.model_classes != 0) out.push_back("--model-classes: applies to --model-file");
     if (o.jit_optimize != "on") out.push_back("--jit-optimize: applies to --model-file");
@@ -87,6 +89,12 @@ std::vector<std::string> model_file_problems(const RunOptions& o) {
   }
   if (auto p = whole_problem("--model-classes", o.model_classes, kModelClassesRange, true); !p.empty())
     out.push_back(p);
+  static const std::regex kOp(R"([A-Za-z_][A-Za-z0-9_]*::([A-Za-z_][A-Za-z0-9_]*|\*))");
+  for (const auto& op : o.allow_ops) {
+    if (!std::regex_match(op, kOp))
+      out.push_back(fmt::format("--allow-op: '{}' is not NAMESPACE::OP or NAMESPACE::* (e.g. mylib::fused_gelu)",
+                                abbreviated(op)));
+  }
   if (o.jit_optimize != "on" && o.jit_optimize != "off") {
     out.push_back(fmt::format("--jit-optimize: '{}' is not on or off", abbreviated(o.jit_optimize)));
   }
@@ -113,6 +121,7 @@ nlohmann::json run_options_to_json(const RunOptions& o) {
           {"oversubscribe", o.oversubscribe},
           {"model_file", o.model_file},
           {"allow_trace", o.allow_trace},
+          {"allow_ops", o.allow_ops},
           {"model_input", o.model_input},
           {"model_classes", o.model_classes},
           {"jit_optimize", o.jit_optimize},
@@ -139,6 +148,7 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
     // Since the model-file flags: a partial file written before them has none.
     o.model_file = j.value("model_file", "");
     o.allow_trace = j.value("allow_trace", false);
+    o.allow_ops = j.value("allow_ops", std::vector<std::string>{});  // since the .pt2 allow-list (issue 48)
     o.model_input = j.value("model_input", "");
     o.model_classes = j.contains("model_classes") ? json_integer<std::int64_t>(j, "model_classes") : 0;
     o.jit_optimize = j.value("jit_optimize", "on");

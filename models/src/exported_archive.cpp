@@ -48,19 +48,64 @@ std::vector<std::int64_t> ints_of(const json& sizes) {
   return out;
 }
 
+std::int64_t checked_product(std::int64_t a, std::int64_t b, const std::string& what) {
+  std::int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) throw ExportedProgramError(what + ": its size overflows 64 bits");
+  return out;
+}
+
+std::int64_t checked_sum(std::int64_t a, std::int64_t b, const std::string& what) {
+  std::int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) throw ExportedProgramError(what + ": its size overflows 64 bits");
+  return out;
+}
+
+// A stored tensor's view must stay inside its record, checked before anything is allocated:
+// ATen's set_ grows a storage to fit (uninitialised heap read into the weights), and the clone
+// allocates every element (a stride of 0 lets a 16-byte record claim 8 GiB). So: as many strides
+// as sizes, none negative, the farthest element (offset + sum of (size-1)*stride) inside the
+// record, and no more elements than the record holds, in overflow-checked arithmetic.
+void check_view(const std::string& what, const std::vector<std::int64_t>& sizes,
+                const std::vector<std::int64_t>& strides, std::int64_t offset, std::size_t record_bytes,
+                std::size_t item_bytes) {
+  constexpr std::size_t kMaxDims = 64;  // ATen's own limit for a tensor's dimensions
+  if (sizes.size() != strides.size() || sizes.size() > kMaxDims)
+    throw ExportedProgramError(fmt::format("{}: {} sizes and {} strides", what, sizes.size(), strides.size()));
+  if (record_bytes % item_bytes != 0)
+    throw ExportedProgramError(
+        fmt::format("{}: its record of {} bytes is no whole number of elements", what, record_bytes));
+  const auto held = static_cast<std::int64_t>(record_bytes / item_bytes);
+  if (offset < 0) throw ExportedProgramError(what + ": a negative storage offset");
+  std::int64_t elements = 1, farthest = offset;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] < 0 || strides[d] < 0) throw ExportedProgramError(what + ": a negative size or stride");
+    elements = checked_product(elements, sizes[d], what);
+    if (sizes[d] > 0) farthest = checked_sum(farthest, checked_product(sizes[d] - 1, strides[d], what), what);
+  }
+  if (elements == 0) return;
+  if (farthest >= held || elements > held) {
+    throw ExportedProgramError(fmt::format("{}: it claims {} elements reaching element {}, but its record holds {}",
+                                           what, elements, farthest, held));
+  }
+}
+
 // One stored tensor: its storage's raw bytes viewed with the stored sizes, strides and offset.
-torch::Tensor read_tensor(PyTorchStreamReader& reader, const std::string& folder, const json& entry) {
+torch::Tensor read_tensor(PyTorchStreamReader& reader, const std::string& folder, const std::string& name,
+                          const json& entry) {
   const std::string bytes = record(reader, folder + entry.at("path_name").get<std::string>());
   if (entry.value("use_pickle", false)) {
     return torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toTensor();
   }
   const json& meta = entry.at("tensor_meta");
   const auto dtype = serde_scalar_type(meta.at("dtype").get<int>());
+  const auto sizes = ints_of(meta.at("sizes"));
+  const auto strides = ints_of(meta.at("strides"));
+  const auto offset = int_of(meta.at("storage_offset"));
+  check_view("its tensor '" + name + "'", sizes, strides, offset, bytes.size(), c10::elementSize(dtype));
   auto storage = torch::empty({static_cast<std::int64_t>(bytes.size())}, torch::kByte);
   std::memcpy(storage.data_ptr(), bytes.data(), bytes.size());
   auto tensor = torch::empty({0}, torch::TensorOptions().dtype(dtype))
-                    .set_(storage.view(dtype).storage(), int_of(meta.at("storage_offset")), ints_of(meta.at("sizes")),
-                          ints_of(meta.at("strides")))
+                    .set_(storage.view(dtype).storage(), offset, sizes, strides)
                     .clone();
   if (entry.value("is_param", false)) tensor.set_requires_grad(meta.value("requires_grad", true));
   return tensor;
@@ -75,7 +120,7 @@ void read_tensors(PyTorchStreamReader& reader, const std::string& program, const
   const json config = json::parse(record(reader, config_record));
   for (const auto& [name, entry] : config.at("config").items()) {
     ExportedTensor t;
-    t.value = read_tensor(reader, folder, entry);
+    t.value = read_tensor(reader, folder, name, entry);
     if (kind == "constants") {
       t.name = program + "." + name;
       t.kind = ExportedTensor::Kind::constant;
@@ -124,7 +169,8 @@ bool is_exported_archive(const std::string& bytes) {
   }
 }
 
-std::shared_ptr<const ExportedArchive> read_exported_archive(const std::string& bytes) {
+std::shared_ptr<const ExportedArchive> read_exported_archive(const std::string& bytes,
+                                                             const std::vector<std::string>& allowed_ops) {
   auto archive = std::make_shared<ExportedArchive>();
   try {
     auto reader = open_archive(bytes);
@@ -134,8 +180,8 @@ std::shared_ptr<const ExportedArchive> read_exported_archive(const std::string& 
     read_tensors(*reader, "train", "constants", archive->state);
     read_tensors(*reader, "eval", "constants", archive->state);
     if (reader->hasRecord(kMetadataRecord)) archive->metadata = record(*reader, kMetadataRecord);
-    archive->train = std::make_unique<ExportedProgram>("train", train, archive->state);
-    archive->eval = std::make_unique<ExportedProgram>("eval", eval, archive->state);
+    archive->train = std::make_unique<ExportedProgram>("train", train, archive->state, allowed_ops);
+    archive->eval = std::make_unique<ExportedProgram>("eval", eval, archive->state, allowed_ops);
   } catch (const ExportedProgramError&) {
     throw;
   } catch (const std::exception& e) {  // the zip reader's, the JSON parser's, a pickle's

@@ -4,6 +4,7 @@
 // release each value after its last use).
 #include "exported_program.h"
 
+#include "allowed_ops.h"
 #include "serde_types.h"
 
 #include <ATen/ScalarOps.h>
@@ -29,20 +30,43 @@ std::pair<std::string, const json*> union_of(const json& u) {
   return {u.begin().key(), &u.begin().value()};
 }
 
-// Python's // and % on ints (the floor, not C++'s truncation): sym-int arithmetic of the graph.
+// Sym-int arithmetic of the graph on the sizes of the images: values a file chose, so every
+// operation is overflow-checked (a wrapped size would reach an op as a valid-looking number).
+[[noreturn]] void size_overflow() { throw ExportedProgramError("a size computation overflows 64 bits"); }
+
+std::int64_t sym_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) size_overflow();
+  return r;
+}
+
+std::int64_t sym_sub(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) size_overflow();
+  return r;
+}
+
+std::int64_t sym_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) size_overflow();
+  return r;
+}
+
+// Python's // and % on ints (the floor, not C++'s truncation).
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   if (b == 0) throw ExportedProgramError("a size computation divides by zero");
+  if (a == std::numeric_limits<std::int64_t>::min() && b == -1) size_overflow();  // the one quotient past int64
   const std::int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 const std::map<std::string, std::function<std::int64_t(std::int64_t, std::int64_t)>>& int_operators() {
   static const std::map<std::string, std::function<std::int64_t(std::int64_t, std::int64_t)>> ops = {
-      {"_operator.add", [](auto a, auto b) { return a + b; }},
-      {"_operator.sub", [](auto a, auto b) { return a - b; }},
-      {"_operator.mul", [](auto a, auto b) { return a * b; }},
+      {"_operator.add", sym_add},
+      {"_operator.sub", sym_sub},
+      {"_operator.mul", sym_mul},
       {"_operator.floordiv", floor_div},
-      {"_operator.mod", [](auto a, auto b) { return a - floor_div(a, b) * b; }},
+      {"_operator.mod", [](auto a, auto b) { return sym_sub(a, sym_mul(floor_div(a, b), b)); }},
   };
   return ops;
 }
@@ -156,6 +180,7 @@ struct Step {
 
 struct ExportedProgram::Compiled {
   std::string name;
+  std::vector<std::string> allowed_ops;  // the user's --allow-op entries
   std::vector<Step> steps;
   std::vector<std::pair<int, std::size_t>> state_slots;  // (slot, index in the module's state)
   int images_slot = -1;
@@ -302,6 +327,10 @@ void ExportedProgram::Compiled::add_node(const json& node) {
     const std::string op = qualified.substr(0, first) + "::" + qualified.substr(first + 1, last - first - 1);
     std::string overload = qualified.substr(last + 1);
     if (overload == "default") overload.clear();
+    // The namespace and the names refused outright first: a refusal never depends on what this
+    // process happens to have registered.
+    if (auto why = op_refusal(c10::OperatorName(op, overload), allowed_ops); !why.empty())
+      throw ExportedProgramError(why);
     step.op = c10::Dispatcher::singleton().findOp({op, overload});
     if (!step.op) {
       throw ExportedProgramError(fmt::format(
@@ -309,6 +338,7 @@ void ExportedProgram::Compiled::add_node(const json& node) {
           "without it)",
           overload.empty() ? op : op + "." + overload));
     }
+    if (auto why = op_refusal(*step.op, allowed_ops); !why.empty()) throw ExportedProgramError(why);
     for (const auto& parameter : step.op->schema().arguments()) {
       if (auto it = given.find(parameter.name()); it != given.end()) {
         step.arguments.push_back(decode(*it->second, parameter));
@@ -414,10 +444,12 @@ void ExportedProgram::Compiled::mark_last_uses() {
   }
 }
 
-ExportedProgram::ExportedProgram(const std::string& name, const json& model, const std::vector<ExportedTensor>& state)
+ExportedProgram::ExportedProgram(const std::string& name, const json& model, const std::vector<ExportedTensor>& state,
+                                 const std::vector<std::string>& allowed_ops)
     : compiled_(std::make_unique<Compiled>()) {
   Compiled& c = *compiled_;
   c.name = name;
+  c.allowed_ops = allowed_ops;
   try {
     const json& graph_module = model.at("graph_module");
     const json& graph = graph_module.at("graph");

@@ -37,8 +37,10 @@ struct ExportedTensor {
 class ExportedProgram {
  public:
   // `model` is the archive's models/NAME.json; `state` the module's tensors, which the graph's
-  // parameter, buffer and constant inputs are looked up in by name.
-  ExportedProgram(const std::string& name, const nlohmann::json& model, const std::vector<ExportedTensor>& state);
+  // parameter, buffer and constant inputs are looked up in by name. Every op a node calls must be
+  // on allowed_ops.h's list or named in `allowed_ops` (--allow-op), checked before anything runs.
+  ExportedProgram(const std::string& name, const nlohmann::json& model, const std::vector<ExportedTensor>& state,
+                  const std::vector<std::string>& allowed_ops);
   ~ExportedProgram();
   ExportedProgram(ExportedProgram&&) noexcept;
 
@@ -75,8 +77,10 @@ struct ExportedArchive {
 bool is_exported_archive(const std::string& bytes);
 
 // Reads the archive and prepares both programs. Throws ExportedProgramError: not a .pt2, another
-// serialization schema, no train or eval program, an op this process lacks, an argument or node
-// kind this runner does not take.
-std::shared_ptr<const ExportedArchive> read_exported_archive(const std::string& bytes);
+// serialization schema, no train or eval program, an op off the allow-list (allowed_ops.h; the
+// user's `allowed_ops` beside it) or one this process lacks, an argument or node kind this runner
+// does not take, a stored tensor whose sizes, strides or offset leave its record.
+std::shared_ptr<const ExportedArchive> read_exported_archive(const std::string& bytes,
+                                                             const std::vector<std::string>& allowed_ops = {});
 
 }  // namespace tipbench::models

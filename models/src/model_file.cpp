@@ -161,10 +161,11 @@ ModelMaker open_script(const std::shared_ptr<const std::string>& bytes, ModelFil
 }
 
 // A torch.export archive: read and prepared once, its tensors copied for every module.
-ModelMaker open_exported(const std::string& bytes, ModelFile& f, std::string& metadata) {
+ModelMaker open_exported(const std::string& bytes, const ModelFileRequest& request, ModelFile& f,
+                         std::string& metadata) {
   std::shared_ptr<const ExportedArchive> archive;
   try {
-    archive = read_exported_archive(bytes);
+    archive = read_exported_archive(bytes, request.allow_ops);
   } catch (const ExportedProgramError& e) {
     throw ModelFileError(f.path + ": not a torch.export program tipbench can train: " + e.what());
   }
@@ -185,7 +186,7 @@ ModelFile checked(const ModelFileRequest& request, const std::shared_ptr<const s
   f.path = request.path;
   f.sha256 = sha256;
   std::string metadata;
-  make = is_exported_archive(*bytes) ? open_exported(*bytes, f, metadata) : open_script(bytes, f, metadata);
+  make = is_exported_archive(*bytes) ? open_exported(*bytes, request, f, metadata) : open_script(bytes, f, metadata);
   read_metadata(metadata, request, f);
   check_request(request, f);
   check_forward(make, f);

@@ -136,6 +136,9 @@ TEST_F(ModelFileCli, BadFilesAndFlagsEndInOneLineAndExit2WithNothingWritten) {
       {{"--model-file", (dir / "missing.pt").string()}, "missing.pt"},
       {{"--allow-trace"}, "applies to --model-file"},
       {{"--jit-optimize", "off"}, "applies to --model-file"},
+      {{"--model-file", file("from_file.pt2")}, "it calls aten::from_file"},
+      {{"--model-file", file("tiny.pt2"), "--allow-op", "not an op"}, "is not NAMESPACE::OP"},
+      {{"--allow-op", "mylib::*"}, "applies to --model-file"},
   };
   for (const auto& [flags, reason] : cases) {
     std::vector<std::string> args{"run", "--suite", "zero_grad", "--quick", "--out", out};
@@ -146,6 +149,7 @@ TEST_F(ModelFileCli, BadFilesAndFlagsEndInOneLineAndExit2WithNothingWritten) {
     EXPECT_TRUE(contains(o.err, reason)) << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
     EXPECT_FALSE(contains(o.err, "terminate called") || contains(o.err, "frame #")) << o.err;
+    EXPECT_FALSE(contains(o.err, "/pytorch/")) << "LibTorch's build folders: " << o.err;
     EXPECT_FALSE(fs::exists(out));
     EXPECT_FALSE(fs::exists(out + ".partial"));
   }

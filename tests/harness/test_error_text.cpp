@@ -24,8 +24,18 @@ TEST(ErrorText, ACheckFailureKeepsItsMessageAndWhereItWasRaised) {
       "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x9d (0x7f in libc10.so)\n"
       "frame #1: <unknown function> + 0x6a90931 (0x7f in libtorch_cpu.so)\n";
   EXPECT_EQ(summarize_error_text(what),
-            "Expected all tensors to be on the same device (raised from check_device at "
-            "/pytorch/aten/src/ATen/X.cpp:42)");
+            "Expected all tensors to be on the same device (raised from check_device at X.cpp:42)");
+}
+
+// The folders of the machine LibTorch was built on never reach the user; a path the user gave does.
+TEST(ErrorText, LibTorchsBuildFoldersAreLeftOut) {
+  const std::string what =
+      "PytorchStreamReader failed reading zip archive: failed finding central directory (raised from valid at "
+      "/pytorch/caffe2/serialize/inline_container.cc:242)\n";
+  EXPECT_EQ(summarize_error_text(what),
+            "PytorchStreamReader failed reading zip archive: failed finding central directory (raised from valid at "
+            "inline_container.cc:242)");
+  EXPECT_EQ(summarize_error_text("/home/me/models/net.pt: cannot be read"), "/home/me/models/net.pt: cannot be read");
 }
 
 TEST(ErrorText, AnEnforceFailureAlreadyNamesItsPlaceOnTheFirstLine) {

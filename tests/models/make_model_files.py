@@ -24,6 +24,11 @@ Writes into OUT_DIR (then a file `done`):
   one_program.pt2       TinyNet by torch.export.save alone: one program, no eval graph
   newer_schema.pt2      tiny.pt2 with its graphs' schema version raised to 99.0
   custom_op.pt2         a program calling an op this script defines; a C++ process lacks it
+  from_file.pt2         tiny.pt2 whose eval graph first maps victim.txt (aten::from_file, shared) and
+                        fills it: the security review's trigger (a model file that writes a file)
+  victim.txt            the file from_file.pt2 aims at, "untouched\n" as written here
+  far_offset.pt2        tiny.pt2 whose first weight starts 1000 elements past its record's end
+  huge_tensor.pt2       tiny.pt2 whose first weight claims 2^31 elements (stride 0) of an 864-byte record
 Exit 0, or 1 when a step fails (its output is printed).
 """
 import json
@@ -122,6 +127,45 @@ def raise_schema_version(name, data):
     return json.dumps(model).encode()
 
 
+def add_file_writer(victim):
+    """An edit putting from_file(victim, shared) and fill_ first in the eval graph."""
+    def edit(name, data):
+        if not name.endswith("/models/eval.json"):
+            return data
+        model = json.loads(data)
+        arg = lambda name, value: {"name": name, "arg": value, "kind": 1}
+        model["graph_module"]["graph"]["nodes"][:0] = [
+            {"target": "torch.ops.aten.from_file.default",
+             "inputs": [arg("filename", {"as_string": victim}), arg("shared", {"as_bool": True}),
+                        arg("size", {"as_int": 4})],
+             "outputs": [{"as_tensor": {"name": "mapped"}}], "metadata": {}},
+            {"target": "torch.ops.aten.fill_.Scalar",
+             "inputs": [arg("self", {"as_tensor": {"name": "mapped"}}), arg("value", {"as_float": 66.0})],
+             "outputs": [{"as_tensor": {"name": "filled"}}], "metadata": {}}]
+        return json.dumps(model).encode()
+    return edit
+
+
+def edit_first_weight(meta_edit):
+    """An edit of the first weight's tensor_meta in both programs' weights configs."""
+    def edit(name, data):
+        if not name.endswith("_weights_config.json"):
+            return data
+        config = json.loads(data)
+        meta_edit(next(iter(config["config"].values()))["tensor_meta"])
+        return json.dumps(config).encode()
+    return edit
+
+
+def far_offset(meta):
+    meta["storage_offset"] = {"as_int": 1000}
+
+
+def huge_tensor(meta):
+    meta["sizes"] = [{"as_int": 2 ** 31}]
+    meta["strides"] = [{"as_int": 0}]
+
+
 def export(source_dir, out_dir, factory, out, *args):
     cmd = [sys.executable, os.path.join(source_dir, "scripts", "export_model.py"), f"make_model_files:{factory}",
            "-o", os.path.join(out_dir, out), *args]
@@ -185,6 +229,11 @@ def main(source_dir, out_dir):
     package_pt2(j("custom_op.pt2"), exported_programs={mode: torch.export.export(getattr(custom, mode)(), (x,))
                                                        for mode in ("train", "eval")},
                 extra_files={"tipbench.json": json.dumps(metadata("custom_op_pt2", [3, 32, 32], 10))})
+    with open(j("victim.txt"), "w") as f:
+        f.write("untouched\n")
+    replace_in_archive(j("tiny.pt2"), j("from_file.pt2"), add_file_writer(os.path.abspath(j("victim.txt"))))
+    replace_in_archive(j("tiny.pt2"), j("far_offset.pt2"), edit_first_weight(far_offset))
+    replace_in_archive(j("tiny.pt2"), j("huge_tensor.pt2"), edit_first_weight(huge_tensor))
     with open(j("not_torchscript.pt"), "w") as f:
         f.write("this is not a TorchScript file\n")
     try:

@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 namespace {
@@ -153,13 +155,47 @@ TEST_F(ExportedModelFile, RefusesWhatItCannotTrainWithTheReason) {
   const std::map<std::string, std::string> expected = {
       {"one_program.pt2", "holds no 'train' program (it holds model.json)"},
       {"newer_schema.pt2", "serialization schema 99.0; this tipbench reads schema 8.x"},
-      {"custom_op.pt2", "it calls tipbench_test::twice, an op this process lacks"},
+      {"custom_op.pt2", "it calls tipbench_test::twice, an op outside ATen's compute ops"},
+      {"from_file.pt2", "it calls aten::from_file, which reaches outside its tensors"},
+      {"far_offset.pt2",
+       "its tensor 'conv.weight': it claims 216 elements reaching element 1215, but its record holds "
+       "216"},
+      {"huge_tensor.pt2", "its tensor 'conv.weight': it claims 2147483648 elements"},
   };
   for (const auto& [file, reason] : expected) {
     const std::string why = refusal(path(file));
     EXPECT_NE(why.find(path(file) + ": not a torch.export program tipbench can train: "), std::string::npos) << why;
     EXPECT_NE(why.find(reason), std::string::npos) << file << ": " << why;
     EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  }
+}
+
+// The security review's trigger: a graph mapping a file (aten::from_file, shared) and filling it.
+// Refused while the graph is read, so the load check's forward never runs and the file is as it was.
+TEST_F(ExportedModelFile, AModelFileWritesNoFile) {
+  const std::string victim = path("victim.txt");
+  for (int i = 0; i < 2; ++i) {
+    try {
+      if (i == 0) (void)tm_::inspect_model_file({.path = path("from_file.pt2")});
+      if (i == 1) (void)tm_::use_model_file({.path = path("from_file.pt2")});
+      ADD_FAILURE() << "from_file.pt2 was accepted";
+    } catch (const tm_::ModelFileError& e) {
+      EXPECT_NE(std::string(e.what()).find("aten::from_file"), std::string::npos) << e.what();
+    }
+  }
+  std::ifstream in(victim);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "untouched\n");
+}
+
+// --allow-op lets a trusted file name an op beyond the list; a custom op still needs its library.
+TEST_F(ExportedModelFile, AllowOpLetsTheUserNameAnOp) {
+  try {
+    (void)tm_::inspect_model_file({.path = path("custom_op.pt2"), .allow_ops = {"tipbench_test::*"}});
+    ADD_FAILURE() << "custom_op.pt2 was accepted without its op library";
+  } catch (const tm_::ModelFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("it calls tipbench_test::twice, an op this process lacks"), std::string::npos)
+        << e.what();
   }
 }
 

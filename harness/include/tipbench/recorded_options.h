@@ -39,11 +39,12 @@ struct RunOptions {
   int nproc = 1;                   // > 1: launch this many local ranks (data_parallel)
   bool oversubscribe = false;      // CPU: allow more ranks than cores (up to kRanksPerCoreOversubscribed)
   // A user's TorchScript model (docs/own-model.md): every suite runs on it instead of --model.
-  std::string model_file;           // "": none
-  bool allow_trace = false;         // accept a traced file
-  std::string model_input;          // "C,H,W" for a file without metadata ("": the file's)
-  std::int64_t model_classes = 0;   // K for a file without metadata (0: the file's)
-  std::string jit_optimize = "on";  // the TorchScript graph executor's optimisation: on or off
+  std::string model_file;              // "": none
+  bool allow_trace = false;            // accept a traced file
+  std::vector<std::string> allow_ops;  // --allow-op: ops beyond a .pt2's allow-list ("NS::NAME", "NS::*")
+  std::string model_input;             // "C,H,W" for a file without metadata ("": the file's)
+  std::int64_t model_classes = 0;      // K for a file without metadata (0: the file's)
+  std::string jit_optimize = "on";     // the TorchScript graph executor's optimisation: on or off
   // The options suites declare (Suite::options), every one with its value or its default.
   SuiteOptionValues suite_options;
   // Not measurement options: how this invocation behaves (never recorded, never compared).

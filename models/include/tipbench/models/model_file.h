@@ -26,6 +26,9 @@ struct ModelFileError : std::runtime_error {
 struct ModelFileRequest {
   std::string path;
   bool allow_trace = false;  // accept a file export_model.py made with --allow-trace
+  // Ops beyond the .pt2 allow-list (ATen's compute ops) this file may call: "NS::NAME" or "NS::*"
+  // (--allow-op). TorchScript files are code and are not checked (docs/security.md).
+  std::vector<std::string> allow_ops;
   // One sample's shape [C, H, W] and the class count, for a file without tipbench's metadata (a
   // plain torch.jit.save); they must agree with the metadata when it has them. Empty / 0: none.
   std::vector<std::int64_t> input;
