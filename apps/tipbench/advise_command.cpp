@@ -201,7 +201,16 @@ int run_advise(const AdviseFlags& f) {
           fmt::format("--exclude {}: give {} or {}", label, suites::kChangesNumerics, suites::kChangesReproducibility));
     }
   }
-  // Before any work, as `history report --out` and `run --out` do: a folder it cannot write is exit 2.
+  // Before any work, as `history report --out` and `run --out` do: results that cannot be read and
+  // a folder it cannot write are exit 2, and nothing is made.
+  if (!f.from.empty()) {
+    try {
+      const Result single = one_machines_results(f.from);
+      (void)rank_tips(single, model_of(f, single), std::set<std::string>(f.exclude.begin(), f.exclude.end()));
+    } catch (const InputError& e) {
+      return usage_error(e.what());
+    }
+  }
   AdviseFlags checked = f;
   if (checked.out_dir.empty()) checked.out_dir = "results/advise/" + compact_utc_timestamp();
   if (!output_dir_writable("--out", checked.out_dir)) return exit_code::usage;

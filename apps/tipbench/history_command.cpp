@@ -321,6 +321,8 @@ Command add_history_command(CLI::App& app) {
   report_cmd->add_option("--title", f->title, "The page's title")->check(not_a_flag());
   report_cmd->add_option("--chartjs", f->chartjs, "Chart.js to copy beside the page (default: Debian's libjs-chart.js)")
       ->check(not_a_flag());
+  // `history runs --store X` as well as `history --store X runs`: --store belongs to `history`.
+  for (auto* command : sub->get_subcommands({})) command->fallthrough();
   return {sub, [f, ingest_cmd, runs_cmd, detect_cmd, bisect_cmd, annotate_cmd, annotations_cmd, report_cmd] {
             if (report_cmd->parsed()) return report(*f);
             if (annotate_cmd->parsed()) {

@@ -4,6 +4,8 @@
 #include "gate_confirm.h"
 #include "gate_flags.h"
 #include "gate_session.h"
+#include "tipbench/checked_text.h"
+#include "tipbench/escape.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/gate/decision.h"
 #include "tipbench/history/store.h"
@@ -124,6 +126,14 @@ BinarySource::BinarySource(ConfirmOptions options, std::string work_dir)
 
 std::string BinarySource::binary_for(const std::string& commit) {
   if (commit.empty()) throw UsageError("a run on one side recorded no git commit: its build cannot be named");
+  // The commit comes from the store: only a commit's hex digits may become part of a path that is
+  // executed (a "../" would leave the builds folder).
+  if (!is_git_sha(commit)) {
+    throw InputError(
+        fmt::format("the store names commit '{}', which is no git commit (40 or 64 hex digits): its "
+                    "build is not looked for",
+                    abbreviated(python_comment(commit), 80)));
+  }
   const std::string path = replace_all(options_.binaries, "{commit}", commit);
   if (is_executable(path) || built_.contains(commit)) return path;
   if (options_.build.empty()) {

@@ -15,6 +15,7 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace tipbench::cli {
 
@@ -108,6 +109,15 @@ std::optional<int> check_outputs(RunOptions& o, const std::vector<std::string>& 
   if (!output_file_writable("--out", o.out)) return exit_code::usage;
   if (!o.profile_dir.empty() && !output_dir_writable("--profile", o.profile_dir)) return exit_code::usage;
   if (keeps_partial) {
+    // A run started again with the same --out (a requeued Slurm task) would replace the partial
+    // file at its first finished case: the cases it holds are kept unless the user says otherwise.
+    std::error_code ec;
+    if (!o.force && std::filesystem::exists(partial_path_for(o.out), ec)) {
+      return usage_error(fmt::format(
+          "{} holds the finished cases of an interrupted run: finish it with `tipbench run --resume {}`, or start "
+          "anew with --force (its cases are then lost)",
+          abbreviated(partial_path_for(o.out)), abbreviated(partial_path_for(o.out))));
+    }
     if (auto problem = output_file_problem(partial_path_for(o.out))) {
       return usage_error(
           fmt::format("{}: cannot keep finished cases there: {}", abbreviated(partial_path_for(o.out)), *problem));

@@ -282,8 +282,12 @@ void add_control_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
   add_suite_options(sub, o);
   sub.add_option("--resume", o->resume,
                  "Finish an interrupted run from its partial file (<out>.partial), with its options; flags given "
-                 "with it must agree with them")
+                 "with it must agree with them. Paths it records outside this folder (--out, --model-file, "
+                 "--profile) are taken only when given here too")
       ->check(not_a_flag() & CLI::ExistingFile);
+  sub.add_flag("--force", o->force,
+               "Start although <out>.partial holds the finished cases of an interrupted run (they are lost; "
+               "--resume finishes it instead)");
   sub.add_flag("--verbose", o->verbose,
                "Print a failed arm's whole error (C++ backtrace included), not only its first line");
   sub.add_flag("--dry-run", o->dry_run,
@@ -302,8 +306,8 @@ std::set<std::string> typed_flags(const CLI::App& sub) {
   std::set<std::string> typed;
   for (const auto* option : sub.get_options()) {
     const auto name = option->get_name();
-    if (option->count() > 0 && name != "--resume" && name != "--verbose" && name != "--dry-run" && name != "--help" &&
-        name != "--time-budget" && name != "--estimate-from") {
+    if (option->count() > 0 && name != "--resume" && name != "--force" && name != "--verbose" && name != "--dry-run" &&
+        name != "--help" && name != "--time-budget" && name != "--estimate-from") {
       typed.insert(name);
     }
   }

@@ -4,14 +4,53 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
 namespace tipbench::cli {
 
+namespace {
+
+// Whether `path` lies inside `folder` (both resolved, symbolic links followed).
+bool path_inside(const std::filesystem::path& folder, const std::string& path) {
+  std::error_code ec;
+  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
+  if (ec) return false;
+  const auto relative = resolved.lexically_relative(folder);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+// A partial file is input like a command line: the paths it records are written (--out,
+// --profile) or loaded and run (--model-file). Each must lie inside the folder the run is resumed
+// from or the partial file's own folder, or be given on this command line too (the difference
+// check then holds them equal).
+std::optional<std::string> foreign_path_problem(const RunOptions& o, const RunOptions& recorded,
+                                                const std::set<std::string>& typed) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto here = fs::weakly_canonical(fs::current_path(ec), ec);
+  const auto beside = fs::weakly_canonical(fs::absolute(o.resume), ec).parent_path();
+  const std::pair<const std::string*, const char*> paths[] = {
+      {&recorded.out, "--out"}, {&recorded.model_file, "--model-file"}, {&recorded.profile_dir, "--profile"}};
+  for (const auto& [path, flag] : paths) {
+    if (path->empty() || typed.contains(flag) || path_inside(here, *path) || path_inside(beside, *path)) continue;
+    return fmt::format(
+        "--resume {}: it records {} {}, outside this folder and the partial file's; a partial file is trusted "
+        "with no path beyond them: give {} {} on this command line to use it",
+        o.resume, flag, abbreviated(*path), flag, abbreviated(*path));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 // --resume FILE: the options of the interrupted run, checked as the command line's would be.
 // Flags given with it must agree with them; only those given are compared.
 std::optional<std::string> resume_options(RunOptions& o, const std::set<std::string>& typed, PartialRun& partial) {
-  ResumeFile file = read_resume_file(o.resume, run_option_catalogue());  // InputError: caught by the caller
+  // The paths first, before anything else reads the file's options. InputError: caught by the caller.
+  if (auto problem = foreign_path_problem(o, run_options_from_json(read_partial_run(o.resume).run_options), typed))
+    return problem;
+  ResumeFile file = read_resume_file(o.resume, run_option_catalogue());
   partial = std::move(file.partial);
   RunOptions recorded = std::move(file.options);
   RunOptions here = o;

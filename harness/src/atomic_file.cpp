@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>  // renameat2, RENAME_NOREPLACE (glibc 2.28)
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -45,6 +46,16 @@ std::optional<std::string> make_dir(const std::filesystem::path& dir) {
   return std::nullopt;
 }
 
+// rename() that fails with EEXIST when `to` exists, in one step. A filesystem without
+// RENAME_NOREPLACE (EINVAL) gets link() + unlink(): link never replaces either.
+bool rename_unless_exists(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+  if (errno != EINVAL && errno != ENOSYS) return false;
+  if (::link(from.c_str(), to.c_str()) != 0) return false;
+  ::unlink(from.c_str());
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::string> output_dir_problem(const std::string& dir) {
@@ -75,7 +86,7 @@ std::optional<std::string> output_file_problem(const std::string& path) {
   return std::nullopt;
 }
 
-void write_file_atomically(const std::string& path, std::string_view content) {
+void write_file_atomically(const std::string& path, std::string_view content, Replace replace) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path());
@@ -92,6 +103,14 @@ void write_file_atomically(const std::string& path, std::string_view content) {
     ::close(fd);
     ::unlink(temp.c_str());
     throw;
+  }
+  if (replace == Replace::no) {
+    if (rename_unless_exists(temp, path)) return;
+    const int saved = errno;
+    ::unlink(temp.c_str());
+    if (saved == EEXIST) throw FileExistsError(path + " exists");
+    errno = saved;
+    fail("cannot rename the temporary file onto", path);
   }
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     const int saved = errno;

@@ -1,5 +1,6 @@
 #include "tipbench/result.h"
 
+#include "tipbench/checked_text.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/json_number.h"
 #include "tipbench/partial_run.h"
@@ -70,7 +71,11 @@ ojson levels_to_json(const Levels& levels) {
 
 Levels levels_from_json(const ojson& j) {
   Levels levels;
-  for (const auto& [k, v] : j.items()) levels.emplace_back(k, v.get<std::string>());
+  for (const auto& [k, v] : j.items()) {
+    levels.emplace_back(k, v.get<std::string>());
+    check_name("a level's name", k);
+    check_name("a level", levels.back().second);
+  }
   return levels;
 }
 
@@ -148,6 +153,8 @@ ArmResult arm_from_json(const ojson& j) {
   ArmResult a;
   a.name = j.at("name").get<std::string>();
   a.arm = j.at("arm").get<std::string>();
+  check_name("an arm's name", a.name);
+  check_name("an arm's arm", a.arm);
   a.baseline = j.at("baseline").get<bool>();
   a.levels = levels_from_json(j.at("levels"));
   a.status = arm_status_from(j.at("status").get<std::string>());
@@ -189,6 +196,7 @@ Comparison comparison_from_json(const ojson& j) {
   c.treatment = j.at("treatment").get<std::string>();
   c.baseline = j.at("baseline").get<std::string>();
   c.metric = j.at("metric").get<std::string>();
+  for (const auto* name : {&c.treatment, &c.baseline, &c.metric}) check_name("a comparison's arm or metric", *name);
   c.estimate.ratio = j.at("ratio").get<double>();
   c.estimate.ci_low = j.at("ci95_low").get<double>();
   c.estimate.ci_high = j.at("ci95_high").get<double>();
@@ -218,6 +226,7 @@ ojson case_to_json(const CaseResult& c) {
 CaseResult case_from_json(const ojson& j) {
   CaseResult c;
   c.name = j.at("name").get<std::string>();
+  check_name("a case's name", c.name);
   c.params = levels_from_json(j.at("params"));
   for (const auto& a : j.at("arms")) c.arms.push_back(arm_from_json(a));
   for (const auto& cmp : j.at("comparisons")) c.comparisons.push_back(comparison_from_json(cmp));
@@ -272,6 +281,13 @@ RunContext context_from_json(const ojson& j) {
   c.fingerprint_slug = j.at("fingerprint_slug").get<std::string>();
   c.fingerprint = nlohmann::json::parse(j.at("fingerprint").dump()).get<Fingerprint>();
   c.git.sha = j.at("git").at("sha").get<std::string>();
+  // Each becomes a path, a Markdown cell, an HTML text or a line of a Python comment downstream.
+  check_git_sha("context.git.sha", c.git.sha);
+  check_name("context.tipbench_version", c.tipbench_version);
+  check_name("context.timestamp_utc", c.timestamp_utc);
+  check_name("context.hostname", c.hostname);
+  check_name("context.device", c.device);
+  check_name("context.fingerprint_slug", c.fingerprint_slug);
   c.git.dirty = j.at("git").at("dirty").get<bool>();
   c.argv = j.at("argv").get<std::vector<std::string>>();
   c.settings = settings_known_keys(j.at("settings"));
@@ -280,6 +296,10 @@ RunContext context_from_json(const ojson& j) {
     c.model_file = nlohmann::json::parse(j.at("model_file").dump());
     if (!c.model_file.is_object() || !c.model_file.contains("sha256") || !c.model_file.at("sha256").is_string()) {
       throw std::invalid_argument("context.model_file has no sha256");
+    }
+    for (const char* key : {"name", "path"}) {
+      if (c.model_file.contains(key) && c.model_file.at(key).is_string())
+        check_name(std::string("context.model_file.") + key, c.model_file.at(key).get<std::string>());
     }
   }
   if (j.contains("conditions")) {
@@ -323,6 +343,7 @@ ojson profile_to_json(const ArmProfile& p) {
 ArmProfile profile_from_json(const ojson& j) {
   ArmProfile p;
   p.trace_file = j.at("trace_file").get<std::string>();
+  check_name("a profile's trace_file", p.trace_file);
   p.steps = json_integer<int>(j, "steps");
   p.top_cpu_ops = op_times_from_json(j.at("top_cpu_ops"));
   p.top_cuda_kernels = op_times_from_json(j.at("top_cuda_kernels"));
@@ -397,6 +418,7 @@ Result parse_result(const ojson& document, const std::string& origin) {
     for (const auto& s : document.at("suites")) {
       SuiteResult suite;
       suite.name = s.at("name").get<std::string>();
+      check_name("a suite's name", suite.name);
       suite.description = s.at("description").get<std::string>();
       suite.isolation = s.at("isolation").get<std::string>();
       if (s.contains("source_claim")) {

@@ -1,5 +1,6 @@
 #include "tipbench/run_context.h"
 
+#include "tipbench/checked_text.h"
 #include "tipbench/environment.h"
 
 #include <unistd.h>
@@ -58,7 +59,8 @@ std::string host_name() {
 GitState source_git_state() {
   // A relocated binary (the device bundle, scripts/bundle.sh) has no source tree beside it: its
   // run.sh passes the state that was recorded when the bundle was packed.
-  if (const char* sha = std::getenv("TIPBENCH_GIT_SHA"); sha != nullptr && *sha != '\0') {
+  // A value that is no commit is not recorded (it would make the result unreadable: checked_text.h).
+  if (const char* sha = std::getenv("TIPBENCH_GIT_SHA"); sha != nullptr && is_git_sha(sha)) {
     const char* dirty = std::getenv("TIPBENCH_GIT_DIRTY");
     return {.sha = sha, .dirty = dirty != nullptr && std::string_view(dirty) == "1"};
   }
@@ -67,7 +69,7 @@ GitState source_git_state() {
   if (dir.empty() || !std::filesystem::exists(dir + "/.git")) return git;
   int status = -1;
   git.sha = command_output("git -C '" + dir + "' rev-parse HEAD 2>/dev/null", &status);
-  if (status != 0) return {};
+  if (status != 0 || !is_git_sha(git.sha)) return {};
   git.dirty = !command_output("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty();
   return git;
 }

@@ -39,7 +39,7 @@ std::string record(PyTorchStreamReader& reader, const std::string& name) {
 
 std::int64_t int_of(const json& size) {
   if (!size.contains("as_int")) throw ExportedProgramError("a stored tensor has a symbolic size");
-  return size.at("as_int").get<std::int64_t>();
+  return serde_integer(size.at("as_int"));
 }
 
 std::vector<std::int64_t> ints_of(const json& sizes) {
@@ -97,7 +97,7 @@ torch::Tensor read_tensor(PyTorchStreamReader& reader, const std::string& folder
     return torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toTensor();
   }
   const json& meta = entry.at("tensor_meta");
-  const auto dtype = serde_scalar_type(meta.at("dtype").get<int>());
+  const auto dtype = serde_scalar_type(serde_enum(meta.at("dtype")));
   const auto sizes = ints_of(meta.at("sizes"));
   const auto strides = ints_of(meta.at("strides"));
   const auto offset = int_of(meta.at("storage_offset"));
@@ -146,8 +146,8 @@ json read_program(PyTorchStreamReader& reader, const std::string& program, Expor
   }
   json model = json::parse(record(reader, name));
   const json& version = model.at("schema_version");
-  const int major = version.at("major").get<int>();
-  archive.schema_version = fmt::format("{}.{}", major, version.at("minor").get<int>());
+  const int major = serde_enum(version.at("major"));
+  archive.schema_version = fmt::format("{}.{}", major, serde_enum(version.at("minor")));
   if (major != kSchemaMajor) {
     throw ExportedProgramError(fmt::format(
         "its graphs use torch.export's serialization schema {}; this tipbench reads schema {}.x (torch 2.11's); "

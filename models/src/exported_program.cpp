@@ -76,7 +76,7 @@ const std::map<std::string, std::function<std::int64_t(std::int64_t, std::int64_
 ExportedProgram::Dim dim_of(const json& size, const json& ranges) {
   ExportedProgram::Dim d;
   if (size.contains("as_int")) {
-    d.min = d.max = size.at("as_int").get<std::int64_t>();
+    d.min = d.max = serde_integer(size.at("as_int"));
     return d;
   }
   const std::string expr = size.at("as_expr").at("expr_str").get<std::string>();
@@ -85,8 +85,8 @@ ExportedProgram::Dim dim_of(const json& size, const json& ranges) {
     const std::string symbol = expr.substr(prefix.size(), expr.find('\'', prefix.size()) - prefix.size());
     if (ranges.contains(symbol)) {
       const json& r = ranges.at(symbol);
-      if (r.at("min_val").is_number()) d.min = r.at("min_val").get<std::int64_t>();
-      if (r.at("max_val").is_number()) d.max = r.at("max_val").get<std::int64_t>();
+      if (r.at("min_val").is_number()) d.min = serde_integer(r.at("min_val"));
+      if (r.at("max_val").is_number()) d.max = serde_integer(r.at("max_val"));
     }
   }
   return d;
@@ -206,7 +206,7 @@ struct ExportedProgram::Compiled {
     if (kind == "as_name") return {existing(v->get<std::string>()), {}};
     if (kind == "as_int" || kind == "as_float" || kind == "as_bool") {
       if (v->is_boolean()) return {-1, v->get<bool>()};
-      if (v->is_number_integer()) return {-1, v->get<std::int64_t>()};
+      if (v->is_number_integer()) return {-1, serde_integer(*v)};
       return {-1, v->get<double>()};
     }
     throw ExportedProgramError("a symbolic value of kind " + kind);
@@ -251,12 +251,12 @@ Argument ExportedProgram::Compiled::decode(const json& serialized, const c10::Ar
       return k == "as_tensor" ? tensor(*t) : std::pair<int, c10::IValue>{-1, c10::IValue()};
     });
   } else if (kind == "as_int" || kind == "as_float" || kind == "as_bool" || kind == "as_string") {
-    if (kind == "as_int") a.constant = v->get<std::int64_t>();
+    if (kind == "as_int") a.constant = serde_integer(*v);
     if (kind == "as_float") a.constant = v->get<double>();
     if (kind == "as_bool") a.constant = v->get<bool>();
     if (kind == "as_string") a.constant = v->get<std::string>();
   } else if (kind == "as_ints") {
-    a.constant = v->get<std::vector<std::int64_t>>();
+    a.constant = serde_integers(*v);
   } else if (kind == "as_floats") {
     a.constant = v->get<std::vector<double>>();
   } else if (kind == "as_bools") {
@@ -279,11 +279,11 @@ Argument ExportedProgram::Compiled::decode(const json& serialized, const c10::Ar
                                                 : Argument::ListOf::bools;
     list_of(type, [&](const json& e) { return sym(e); });
   } else if (kind == "as_scalar_type") {
-    a.constant = static_cast<std::int64_t>(serde_scalar_type(v->get<int>()));
+    a.constant = static_cast<std::int64_t>(serde_scalar_type(serde_enum(*v)));
   } else if (kind == "as_memory_format") {
-    a.constant = serde_memory_format(v->get<int>());
+    a.constant = serde_memory_format(serde_enum(*v));
   } else if (kind == "as_layout") {
-    a.constant = serde_layout(v->get<int>());
+    a.constant = serde_layout(serde_enum(*v));
   } else if (kind == "as_device") {
     a.from = Argument::From::device;
   } else {

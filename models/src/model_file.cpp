@@ -167,7 +167,8 @@ ModelMaker open_exported(const std::string& bytes, const ModelFileRequest& reque
   try {
     archive = read_exported_archive(bytes, request.allow_ops);
   } catch (const ExportedProgramError& e) {
-    throw ModelFileError(f.path + ": not a torch.export program tipbench can train: " + e.what());
+    // The reasons quote the archive's own strings (op and value names): kept on one line.
+    throw ModelFileError(f.path + ": not a torch.export program tipbench can train: " + one_line(e.what()));
   }
   f.format = "pt2";
   f.program = {{"runner", "c10::Dispatcher, op by op, autograd on (tipbench)"},

@@ -6,10 +6,40 @@
 #include <c10/core/MemoryFormat.h>
 #include <c10/core/ScalarType.h>
 
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tipbench::models {
+
+// A whole number of the serialized program: a JSON integer within int64. Anything else (a float,
+// an unsigned past int64) is refused, never converted: a double out of range converts with
+// undefined behaviour.
+inline std::int64_t serde_integer(const nlohmann::json& v) {
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+    throw std::invalid_argument("a whole number past 64 bits: " + v.dump());
+  if (!v.is_number_integer()) throw std::invalid_argument("not a whole number: " + v.dump().substr(0, 40));
+  return v.get<std::int64_t>();
+}
+
+inline std::vector<std::int64_t> serde_integers(const nlohmann::json& list) {
+  if (!list.is_array()) throw std::invalid_argument("not a list of whole numbers: " + list.dump().substr(0, 40));
+  std::vector<std::int64_t> out;
+  for (const auto& v : list) out.push_back(serde_integer(v));
+  return out;
+}
+
+// An enum's number (ScalarType, MemoryFormat, Layout): a whole number within int.
+inline int serde_enum(const nlohmann::json& v) {
+  const auto n = serde_integer(v);
+  if (n < std::numeric_limits<int>::min() || n > std::numeric_limits<int>::max())
+    throw std::invalid_argument("an enum's number out of range: " + v.dump());
+  return static_cast<int>(n);
+}
 
 inline c10::ScalarType serde_scalar_type(int serialized) {
   switch (serialized) {

@@ -1,6 +1,6 @@
 #include "advice_section.h"
 
-#include "tipbench/reports/escape.h"
+#include "tipbench/escape.h"
 
 #include <fmt/format.h>
 

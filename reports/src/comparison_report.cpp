@@ -1,6 +1,6 @@
 #include "tipbench/reports/comparison_report.h"
 
-#include "tipbench/reports/escape.h"
+#include "tipbench/escape.h"
 #include "tipbench/reports/format.h"
 
 #include <fmt/format.h>

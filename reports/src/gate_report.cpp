@@ -1,6 +1,6 @@
 #include "tipbench/reports/gate_report.h"
 
-#include "tipbench/reports/escape.h"
+#include "tipbench/escape.h"
 #include "tipbench/reports/format.h"
 #include "tipbench/reports/run_set.h"
 

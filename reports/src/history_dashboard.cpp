@@ -2,7 +2,7 @@
 
 #include "history_dashboard_page.h"
 #include "tipbench/atomic_file.h"
-#include "tipbench/reports/escape.h"
+#include "tipbench/escape.h"
 
 #include <fmt/format.h>
 

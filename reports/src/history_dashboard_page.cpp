@@ -1,6 +1,6 @@
 #include "history_dashboard_page.h"
 
-#include "tipbench/reports/escape.h"
+#include "tipbench/escape.h"
 
 namespace tipbench::reports {
 

@@ -1,5 +1,7 @@
 #include "recipe_script.h"
 
+#include "tipbench/escape.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -60,7 +62,8 @@ std::pair<std::string, std::string> single(const std::vector<const Ingredient*>&
 
 std::string recipe_script(const std::vector<const Ingredient*>& ingredients, const ScriptOptions& options) {
   std::string out = "#!/usr/bin/env python3\n";
-  for (const auto& line : options.header) out += "# " + line + "\n";
+  // The header names what was measured, from a result file: one line each, whatever it holds.
+  for (const auto& line : options.header) out += "# " + python_comment(line) + "\n";
   out +=
       "# Lines marked `# tip:arm` apply that tip; the rest is a plain PyTorch training loop. make_model\n"
       "# and batches stand in for your model and DataLoader.\n";

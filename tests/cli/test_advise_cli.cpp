@@ -81,6 +81,7 @@ TEST(AdviseCli, ARecipeRunHasItsLeaveOneOutArmsAndTheirWorth) {
   const auto from = tipbench_cmd(dir, {"advise", "--from", result.string(), "--out", (dir / "from").string()});
   EXPECT_EQ(from.code, tipbench::exit_code::usage) << from.err;
   EXPECT_TRUE(contains(from.err, "hold no tip measured")) << from.err;
+  EXPECT_FALSE(fs::exists(dir / "from")) << "refused before anything is made";
   auto other = nlohmann::json::parse(read_bytes(result));
   other["context"]["device"] = "cuda:0";
   tipbench::testing::write_bytes(dir / "other.json", other.dump());
@@ -88,6 +89,7 @@ TEST(AdviseCli, ARecipeRunHasItsLeaveOneOutArmsAndTheirWorth) {
                                       "--out", (dir / "two").string()});
   EXPECT_EQ(two.code, tipbench::exit_code::usage) << two.err;
   EXPECT_TRUE(contains(two.err, "give one machine's results")) << two.err;
+  EXPECT_FALSE(fs::exists(dir / "two")) << "refused before anything is made";
 }
 
 TEST(AdviseCli, BadInputIsOneLineAndExit2) {
@@ -98,6 +100,7 @@ TEST(AdviseCli, BadInputIsOneLineAndExit2) {
       {"advise", "--from", (dir / "missing.json").string()},
       {"advise", "--model", "no_such_model"},
       {"advise", "--from", (dir / "missing.json").string(), "--out", "/proc/self/no/advise"},
+      {"advise", "--from", TIPBENCH_BINARY, "--out", (dir / "c").string()},
       {"run", "--suite", "recipe", "--recipe", "bogus:x", "--quick", "--out", (dir / "r.json").string()},
       {"run", "--suite", "recipe", "--recipe", "", "--quick", "--out", (dir / "r.json").string()},
       {"run", "--suite", "recipe", "--recipe", "determinism:deterministic,cudnn_benchmark:on", "--quick", "--out",
@@ -112,6 +115,7 @@ TEST(AdviseCli, BadInputIsOneLineAndExit2) {
     }
   }
   EXPECT_FALSE(fs::exists(dir / "r.json"));
+  EXPECT_FALSE(fs::exists(dir / "c")) << "a --from that is no result makes no folder";
 }
 
 }  // namespace

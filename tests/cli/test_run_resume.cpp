@@ -194,6 +194,36 @@ TEST(RunResume, KillNineLeavesTheFinishedCaseOnDisk) {
   EXPECT_TRUE(contains(o.err, "nvidia-h100_cuda13.0_torch2.11.0")) << o.err;
   fs::remove(dir / "other.partial");
 
+  // Paths a partial file records outside this folder and its own: refused before anything is
+  // loaded or written, unless this command line gives them too.
+  const auto foreign = fs::path("/") / "tipbench-foreign-folder";
+  for (const auto& [key, path, flag] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"out", (foreign / "x.json").string(), "--out"},
+           {"model_file", (foreign / "evil.pt").string(), "--model-file"},
+           {"profile_dir", (foreign / "traces").string(), "--profile"}}) {
+    auto hostile = nlohmann::json::parse(read_bytes(dir / "r.json.partial"));
+    hostile["run_options"][key] = path;
+    write_bytes(dir / "foreign.partial", hostile.dump());
+    o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "foreign.partial").string()},
+                                     logs / "o.out", logs / "o.err");
+    EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+    EXPECT_TRUE(contains(o.err, "it records " + flag + " " + path + ", outside this folder")) << o.err;
+    EXPECT_FALSE(fs::exists(foreign));
+  }
+  fs::remove(dir / "foreign.partial");
+
+  // The same --out again without --resume: refused while the partial file holds finished cases
+  // (a requeued job must not lose them), unless --force says to start anew.
+  const std::vector<std::string> again{
+      TIPBENCH_BINARY, "run", "--suite", "zero_grad", "--quick", "--out", (dir / "r.json").string(), "--dry-run"};
+  o = tipbench::testing::run_child(again, logs / "o.out", logs / "o.err");
+  EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+  EXPECT_TRUE(contains(o.err, "holds the finished cases of an interrupted run")) << o.err;
+  auto forced = again;
+  forced.push_back("--force");
+  o = tipbench::testing::run_child(forced, logs / "o.out", logs / "o.err");
+  EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+
   // Not a partial file at all.
   write_bytes(dir / "result.json", "{\"schema_version\": \"1.1\"}");
   o = tipbench::testing::run_child({TIPBENCH_BINARY, "run", "--resume", (dir / "result.json").string()}, logs / "o.out",

@@ -4,7 +4,7 @@
 // and the Markdown tables (worst first, fingerprints and injected runs marked).
 #include "tipbench/reports/comparison_report.h"
 #include "tipbench/reports/console.h"
-#include "tipbench/reports/escape.h"
+#include "tipbench/escape.h"
 #include "tipbench/reports/gate_report.h"
 #include "tipbench/reports/gbench.h"
 #include "tipbench/reports/html_report.h"
@@ -12,6 +12,7 @@
 
 #include "child_process.h"
 #include "headless_chromium.h"
+#include "tipbench/sha256.h"
 #include "scratch_dir.h"
 #include "synthetic.h"
 #include "text_match.h"
@@ -111,12 +112,12 @@ tipbench::CaseResult level_case(const std::string& suite, const std::string& lev
 }
 
 TEST(Escape, HtmlEscapesTheFiveCharacters) {
-  EXPECT_EQ(r::html_escape(R"(<a href="x">'&'</a>)"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(tipbench::html_escape(R"(<a href="x">'&'</a>)"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
 }
 
 TEST(Escape, ScriptJsonCannotCloseTheScriptOrBreakALine) {
   const nlohmann::json j = {{"s", "</script><!-- & \xE2\x80\xA8 \xE2\x80\xA9"}};
-  const std::string out = r::json_for_script(j);
+  const std::string out = tipbench::json_for_script(j);
   EXPECT_FALSE(contains(out, "</")) << out;
   EXPECT_FALSE(contains(out, "<!--")) << out;
   EXPECT_FALSE(contains(out, "&")) << out;
@@ -125,7 +126,29 @@ TEST(Escape, ScriptJsonCannotCloseTheScriptOrBreakALine) {
   EXPECT_EQ(nlohmann::json::parse(out), j);  // still the same JSON
 }
 
-TEST(Escape, MarkdownEscapesPipesNewlinesAndHtml) { EXPECT_EQ(r::markdown_escape("a|b\n<c>"), "a\\|b &lt;c&gt;"); }
+TEST(Escape, MarkdownEscapesPipesNewlinesAndHtml) {
+  EXPECT_EQ(tipbench::markdown_escape("a|b\n<c>"), "a\\|b &lt;c&gt;");
+}
+
+// The security review's trigger: an annotation note in detect --markdown's table (a job summary).
+TEST(Escape, MarkdownStartsNoLinkCodeOrMention) {
+  EXPECT_EQ(tipbench::markdown_escape("[x](https://e.vil) `c` *b* @team <img src=x>"),
+            "\\[x\\](https://e.vil) \\`c\\` \\*b\\* @&#8203;team &lt;img src=x&gt;");
+  EXPECT_EQ(tipbench::markdown_escape("a\\|b\r\x1b\u2028c"), "a\\\\\\|b c");
+}
+
+TEST(Escape, APythonCommentStaysOneLine) {
+  EXPECT_EQ(tipbench::python_comment("cpu\nimport os; os.system('id')\n#"), "cpu import os; os.system('id') #");
+  EXPECT_EQ(tipbench::python_comment("a\rb\u2028c\u0085d\x0c"
+                                     "e"),
+            "a b c d e");
+}
+
+TEST(Escape, AUrlPathStartsNoScheme) {
+  EXPECT_EQ(tipbench::url_path("javascript:alert(document.domain)"), "javascript%3Aalert%28document.domain%29");
+  EXPECT_EQ(tipbench::url_path("../traces/arm a.json"), "../traces/arm%20a.json");
+  EXPECT_EQ(tipbench::url_path("x\"><script>"), "x%22%3E%3Cscript%3E");
+}
 
 TEST(HtmlModel, OneRunDrawsTheSpeedupChartOnly) {
   const auto model = r::report_model({{"run.json", synthetic_run({.cv = 0.01})}}, {}, {});
@@ -421,6 +444,28 @@ TEST(HtmlPage, AProfiledArmLinksItsTraceRelativeToThePageAndNamesItsTopOps) {
   EXPECT_TRUE(contains(html, "aten::mkldnn_convolution 1.250 ms (3x)")) << html;
   EXPECT_TRUE(contains(html, "aten::&lt;evil&gt;")) << html;
   EXPECT_FALSE(contains(html, "aten::<evil>")) << html;
+
+  // The security review's trigger: a trace path that would be a javascript: link.
+  run.suites[0].cases[0].arms[1].profile->trace_file = "out/report/javascript:alert(document.domain)";
+  const std::vector<NamedRun> hostile{{"run.json", run}};
+  const std::string page = r::render_html(r::report_model(hostile, {}, {}), hostile, "", "out/report");
+  EXPECT_TRUE(contains(page, "href=\"javascript%3Aalert%28document.domain%29\"")) << page;
+  EXPECT_FALSE(contains(page, "href=\"javascript:")) << page;
+}
+
+// Only the page's own two scripts may run: the policy names them by hash, with no 'unsafe-inline'.
+TEST(HtmlPage, ThePolicyRunsOnlyThePagesOwnScripts) {
+  const std::vector<NamedRun> runs{{"run.json", synthetic_run({})}};
+  const std::string html = r::render_html(r::report_model(runs, {}, {}), runs, "/* Chart */");
+  const auto policy_at = html.find("script-src ");
+  ASSERT_NE(policy_at, std::string::npos) << html;
+  const std::string policy = html.substr(policy_at, html.find(';', policy_at) - policy_at);
+  EXPECT_FALSE(contains(policy, "unsafe-inline")) << policy;
+  const std::string chart = "\n/* Chart */\n";
+  EXPECT_TRUE(contains(
+      policy,
+      "'sha256-" + tipbench::sha256_base64({reinterpret_cast<const std::uint8_t*>(chart.data()), chart.size()}) + "'"))
+      << policy;
 }
 
 TEST(Markdown, InjectedRunsAreMarkedEverywhere) {

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include <random>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 #include "sample_result.h"
 
@@ -187,6 +189,44 @@ TEST(AtomicWrite, UnwritableDirectoryThrowsAndLeavesTheExistingFile) {
   ::chmod(dir.c_str(), 0755);
   EXPECT_EQ(read_bytes(path), "original bytes\n");
   EXPECT_EQ(list_dir(dir), std::vector<std::string>{"r.json"});
+}
+
+}  // namespace
+
+namespace {
+
+// Replace::no refuses a file already there in the rename itself: of writers racing to one new
+// name (two `baseline save`s), exactly one wins, the file holds its bytes whole, and no temporary
+// file is left behind.
+TEST(AtomicWrite, WithoutReplaceExactlyOneOfRacingWritersWins) {
+  const auto dir = fresh_scratch_dir("atomic_no_replace");
+  const std::string path = (dir / "main.json").string();
+  for (int round = 0; round < 20; ++round) {
+    fs::remove(path);
+    constexpr int kWriters = 8;
+    std::atomic<int> wins{0}, refusals{0};
+    std::vector<std::thread> writers;
+    for (int w = 0; w < kWriters; ++w) {
+      writers.emplace_back([&, w] {
+        try {
+          tipbench::write_file_atomically(path, std::string(4096, static_cast<char>('a' + w)), tipbench::Replace::no);
+          ++wins;
+        } catch (const tipbench::FileExistsError&) {
+          ++refusals;
+        }
+      });
+    }
+    for (auto& t : writers) t.join();
+    ASSERT_EQ(wins.load(), 1) << "round " << round;
+    ASSERT_EQ(refusals.load(), kWriters - 1);
+    const std::string text = read_bytes(path);
+    ASSERT_EQ(text.size(), 4096u);
+    EXPECT_EQ(text.find_first_not_of(text[0]), std::string::npos) << "one writer's bytes, whole";
+    EXPECT_EQ(list_dir(dir), std::vector<std::string>{"main.json"}) << "no temporary file left";
+  }
+  EXPECT_THROW(tipbench::write_file_atomically(path, "x", tipbench::Replace::no), tipbench::FileExistsError);
+  EXPECT_NO_THROW(tipbench::write_file_atomically(path, "x", tipbench::Replace::yes));
+  EXPECT_EQ(read_bytes(path), "x");
 }
 
 }  // namespace

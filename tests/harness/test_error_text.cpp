@@ -27,6 +27,12 @@ TEST(ErrorText, ACheckFailureKeepsItsMessageAndWhereItWasRaised) {
             "Expected all tensors to be on the same device (raised from check_device at X.cpp:42)");
 }
 
+// Text a file chose stays on the message's one line.
+TEST(ErrorText, OneLineEscapesControlCharacters) {
+  EXPECT_EQ(tipbench::one_line("it calls at\n::dropout\x1b[2J\t"), "it calls at\\n::dropout\\x1b[2J\\t");
+  EXPECT_EQ(tipbench::one_line("plain / path"), "plain / path");
+}
+
 // The folders of the machine LibTorch was built on never reach the user; a path the user gave does.
 TEST(ErrorText, LibTorchsBuildFoldersAreLeftOut) {
   const std::string what =

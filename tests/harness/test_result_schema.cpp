@@ -27,6 +27,7 @@
 #include <random>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 #include "sample_result.h"
 
@@ -370,6 +371,35 @@ TEST_F(ReadResultRejects, WrongTypesAndUnknownEnumValues) {
     breakage(doc);
     const auto path = file_with("wrong.json", doc.dump());
     expect_throw_containing<InputError>([&] { tipbench::read_result(path); }, {path});
+  }
+}
+
+// The security review's triggers: strings a result carries that would reach a path (a git commit
+// substituted into --binaries), a Python comment (advise's recipe.py) or a Markdown table.
+TEST_F(ReadResultRejects, StringsThatWouldReachPathsOrCode) {
+  const std::vector<std::tuple<std::string, std::function<void(ojson&)>, std::string>> breakages = {
+      {"a ../ commit", [](ojson& d) { d["context"]["git"]["sha"] = "../../../../../../tmp/x"; }, "context.git.sha"},
+      {"a short commit", [](ojson& d) { d["context"]["git"]["sha"] = "f5c9c7b"; }, "is not a git commit"},
+      {"an upper-case commit", [](ojson& d) { d["context"]["git"]["sha"] = std::string(40, 'A'); }, "context.git.sha"},
+      {"a newline in the device", [](ojson& d) { d["context"]["device"] = "cpu\nimport os; os.system('id')\n#"; },
+       "context.device"},
+      {"an escape in the host", [](ojson& d) { d["context"]["hostname"] = "box\x1b[31m"; }, "context.hostname"},
+      {"a newline in a case", [](ojson& d) { d["suites"][0]["cases"][0]["name"] = "a\nb"; }, "a case's name"},
+      {"a newline in an arm", [](ojson& d) { d["suites"][0]["cases"][0]["arms"][0]["arm"] = "x\r"; }, "an arm's arm"},
+      {"a tab in a suite", [](ojson& d) { d["suites"][0]["name"] = "zero\tgrad"; }, "a suite's name"},
+  };
+  for (const auto& [what, breakage, reason] : breakages) {
+    SCOPED_TRACE(what);
+    ojson doc = tipbench::to_json_document(sample_result());
+    breakage(doc);
+    const auto path = file_with("hostile.json", doc.dump());
+    expect_throw_containing<InputError>([&] { tipbench::read_result(path); }, {path, reason});
+  }
+  // A repository on SHA-256 (64 digits) and a run outside git ("") are commits it takes.
+  for (const std::string& sha : {std::string(64, 'a'), std::string()}) {
+    ojson doc = tipbench::to_json_document(sample_result());
+    doc["context"]["git"]["sha"] = sha;
+    EXPECT_EQ(tipbench::read_result(file_with("fine.json", doc.dump())).context.git.sha, sha);
   }
 }
 

@@ -97,6 +97,15 @@ TEST(HistoryDetect, AnnotationsMarkAnExpectedChangeAndExcludeARun) {
   EXPECT_NE(h::detect_console(report).find("annotated: LibTorch 2.15 upgrade"), std::string::npos);
   EXPECT_NE(h::detect_console(report).find("2 excluded by annotation"), std::string::npos);
 
+  // The security review's trigger: a note that would break the job summary's table and render a
+  // link, an image and a mention. Escaped, it is one cell of text.
+  for (const auto& a : store.annotations()) store.remove_annotation(a.id);
+  store.annotate(h::kExpectedChange, 21, {}, "ok | [x](https://e.vil)\n<img src=x> @team");
+  const auto markdown = h::detect_markdown(h::detect(store, request));
+  EXPECT_NE(markdown.find("| ok \\| \\[x\\](https://e.vil) &lt;img src=x&gt; @&#8203;team |"), std::string::npos)
+      << markdown;
+  EXPECT_EQ(markdown.find("<img"), std::string::npos) << markdown;
+
   // An expected change at a run that is not at the change (run 5) explains nothing.
   for (const auto& a : store.annotations()) store.remove_annotation(a.id);
   store.annotate(h::kExpectedChange, 5, {}, "unrelated");

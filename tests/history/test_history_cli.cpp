@@ -40,6 +40,10 @@ TEST(HistoryCli, IngestsOnceListsAndRefusesBadInputWithExitTwo) {
   const auto listed = tipbench_cmd(dir, {"history", "--store", store, "runs"});
   EXPECT_EQ(listed.code, 0) << listed.err;
   EXPECT_TRUE(contains(listed.out, "cpu-test-2c_torch2.11.0")) << listed.out;
+  // --store belongs to `history`, and is taken after the subcommand too.
+  const auto after = tipbench_cmd(dir, {"history", "runs", "--store", store});
+  EXPECT_EQ(after.code, 0) << after.err;
+  EXPECT_EQ(after.out, listed.out);
 
   // A bad file anywhere in the list: exit 2 naming it, nothing stored.
   const auto c = (dir / "c.json").string(), broken = (dir / "broken.json").string();

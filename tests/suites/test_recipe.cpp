@@ -202,7 +202,11 @@ TEST(RecipeScript, EveryIngredientsLinesRunInTheProjectsPython) {
   std::vector<std::string> texts;
   for (std::size_t i = 0; i < scripts.size(); ++i) {
     const auto path = dir / ("recipe" + std::to_string(i) + ".py");
-    texts.push_back(tipbench::suites::recipe_script(scripts[i], {.device = "cuda", .header = {"test"}}));
+    // A header line comes from a result file: a newline in it must not end the comment (were it
+    // to, the script would exit 7 below).
+    texts.push_back(tipbench::suites::recipe_script(
+        scripts[i], {.device = "cuda", .header = {"test", "on cpu\nraise SystemExit(7)\n#"}}));
+    EXPECT_TRUE(contains(texts.back(), "\n# on cpu raise SystemExit(7) #\n")) << texts.back();
     for (const auto* ingredient : scripts[i]) {
       EXPECT_TRUE(contains(texts.back(), ingredient->key())) << ingredient->key() << " left no mark in\n"
                                                              << texts.back();

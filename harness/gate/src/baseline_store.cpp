@@ -106,10 +106,15 @@ std::string save_baseline(const std::string& run_path, const std::string& dir, c
   }
   if (r.suites.empty()) throw InputError(run_path + ": the run has no suites");
   const std::string path = dir + "/" + slug + "/" + name + ".json";
-  if (exists(path) && !force) {
-    throw InputError(path + " exists: pass --force to replace it (or --name to store another)");
+  const std::string exists_message = path + " exists: pass --force to replace it (or --name to store another)";
+  if (exists(path) && !force) throw InputError(exists_message);  // before reading the run again
+  try {
+    // Without --force the rename itself refuses an existing file: of two saves of one name at
+    // the same time, one wins and the other says so.
+    write_file_atomically(path, read_all(run_path), force ? Replace::yes : Replace::no);
+  } catch (const FileExistsError&) {
+    throw InputError(exists_message);
   }
-  write_file_atomically(path, read_all(run_path));
   return path;
 }
 

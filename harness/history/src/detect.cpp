@@ -1,5 +1,6 @@
 #include "tipbench/history/detect.h"
 
+#include "tipbench/escape.h"
 #include "tipbench/fingerprint.h"
 #include "tipbench/gate/cells.h"
 #include "tipbench/history/trends.h"
@@ -149,10 +150,14 @@ std::string detect_markdown(const DetectReport& r) {
   out += "| verdict | series | metric | hardware | ratio [95% CI] | p | runs | git | software changed | note |\n";
   out += "|---|---|---|---|---:|---:|---|---|---|---|\n";
   for (const auto& c : r.changes) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {:.2g} | {} → {} | {} → {} | {} | {} |\n", verdict_of(c), c.cell,
-                       c.metric, c.hardware, interval(c.point), c.point.p_value, c.before_run, c.after_run,
-                       short_git(c.before_git), short_git(c.after_git),
-                       c.software_change.empty() ? "-" : c.software_change, c.expected.empty() ? "-" : c.expected);
+    // Every string from the store is escaped: a note's | or newline would break the table, its
+    // [link](...), <img> or @team would render in the job summary.
+    out += fmt::format("| {} | {} | {} | {} | {} | {:.2g} | {} → {} | {} → {} | {} | {} |\n", verdict_of(c),
+                       markdown_escape(c.cell), markdown_escape(c.metric), markdown_escape(c.hardware),
+                       interval(c.point), c.point.p_value, c.before_run, c.after_run,
+                       markdown_escape(short_git(c.before_git)), markdown_escape(short_git(c.after_git)),
+                       c.software_change.empty() ? "-" : markdown_escape(c.software_change),
+                       c.expected.empty() ? "-" : markdown_escape(c.expected));
   }
   return out;
 }

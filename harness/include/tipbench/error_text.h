@@ -27,4 +27,8 @@ std::string error_details(const std::exception& e);
 // becomes a 100 kB message.
 std::string abbreviated(std::string_view text, std::size_t max = 120);
 
+// A message that quotes text from a file kept on one line: control characters as C escapes
+// ("\\n", "\\x1b"), so a name read from a file cannot end the line or move the cursor.
+std::string one_line(std::string_view text);
+
 }  // namespace tipbench

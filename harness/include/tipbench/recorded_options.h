@@ -49,6 +49,7 @@ struct RunOptions {
   SuiteOptionValues suite_options;
   // Not measurement options: how this invocation behaves (never recorded, never compared).
   std::string resume;  // a partial run file to finish
+  bool force = false;  // start although <out>.partial holds an interrupted run's cases (they are lost)
   bool verbose = false;
   int rendezvous_timeout_s = 60;  // a distributed launch: the wait for the store and every rank
   bool dry_run = false;           // check every input and output, measure nothing (the gate asks its children)

@@ -12,4 +12,7 @@ namespace tipbench {
 // Throws std::runtime_error when OpenSSL fails (never seen: a broken libcrypto).
 std::string sha256_hex(std::span<const std::uint8_t> bytes);
 
+// The same digest in base64, as a Content-Security-Policy names an inline script ('sha256-...').
+std::string sha256_base64(std::span<const std::uint8_t> bytes);
+
 }  // namespace tipbench
