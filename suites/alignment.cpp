@@ -18,14 +18,6 @@ namespace tipbench::suites {
 
 namespace {
 
-// A CNN (batch) and a ViT (widths).
-std::vector<std::string> alignment_models(const SuiteContext& context) {
-  if (!context.models.empty()) return context.models;
-  if (!context.device.is_cuda()) return {"small_cnn", "vit_ti_16"};
-  return context.quick ? std::vector<std::string>{"resnet18", "vit_ti_16"}
-                       : std::vector<std::string>{"resnet50", "vit_b_16"};
-}
-
 // The ViT's image size and depth: the reference on CUDA; smaller on a CPU to stay cheap (the
 // widths are under test, not the sequence or the depth): 64 px (17 tokens), 12 layers; --quick
 // 32 px (5 tokens), 2 layers.
@@ -65,7 +57,8 @@ class Alignment final : public Suite {
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
-    for (const auto& model : alignment_models(context)) {
+    // A CNN (its batch is aligned) and a ViT (its widths are), on a CPU too.
+    for (const auto& model : models_to_run(context, {.vit = true, .vit_on_cpu = true})) {
       if (model_family(model) == "vit") {
         Levels params = training_params(context, model);
         params.emplace_back("image", std::to_string(vit_image_size(context, model)));

@@ -18,13 +18,6 @@ namespace {
 
 bool deterministic_arm(const ArmSpec& arm) { return level(arm.levels, "deterministic") == "on"; }
 
-// A CNN and a ViT on CUDA (convolutions and matmuls have different deterministic kernels).
-std::vector<std::string> determinism_models(const SuiteContext& context) {
-  if (!context.models.empty() || !context.device.is_cuda()) return models_to_run(context);
-  return context.quick ? std::vector<std::string>{"resnet18", "vit_ti_16"}
-                       : std::vector<std::string>{"resnet50", "vit_b_16"};
-}
-
 }  // namespace
 
 class DeterminismSuite final : public Suite {
@@ -47,7 +40,8 @@ class DeterminismSuite final : public Suite {
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
-    for (const auto& model : determinism_models(context)) {
+    // A CNN and a ViT on CUDA: convolutions and matmuls have different deterministic kernels.
+    for (const auto& model : models_to_run(context, {.vit = true})) {
       out.push_back({training_params(context, model),
                      {{"default", {{"deterministic", "off"}}}, {"deterministic", {{"deterministic", "on"}}}}});
     }

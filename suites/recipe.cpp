@@ -13,10 +13,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 namespace tipbench::suites {
 
 namespace {
+
+const std::vector<const Ingredient*>& recipe_named(const std::string& text);
 
 const SuiteOption kRecipeOption{
     .name = "recipe",
@@ -28,12 +32,23 @@ const SuiteOption kRecipeOption{
     .check = [](const std::string& text) -> std::string {
       if (text.empty()) return "--recipe: an empty recipe; name the tips as TIP:ARM,... (tipbench list --ingredients)";
       try {
-        parse_recipe(text);
+        (void)recipe_named(text);
       } catch (const InputError& e) {
         return std::string("--recipe: ") + e.what();
       }
       return "";
     }};
+
+// The recipe a text names, parsed once per text: cases, isolation, skip reasons and every arm's
+// trial ask for it again. A text that does not parse throws InputError and is not kept.
+const std::vector<const Ingredient*>& recipe_named(const std::string& text) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<const Ingredient*>> parsed;  // nodes never move nor go
+  std::lock_guard lock(mutex);
+  auto it = parsed.find(text);
+  if (it == parsed.end()) it = parsed.emplace(text, parse_recipe(text)).first;
+  return it->second;
+}
 
 constexpr const char* kWithoutPrefix = "without_";
 constexpr const char* kNoRecipe = "none";  // the case level of a run without --recipe (skipped)
@@ -43,7 +58,7 @@ constexpr const char* kNoRecipe = "none";  // the case level of a run without --
 std::vector<const Ingredient*> recipe_of(const SuiteContext& context) {
   try {
     const std::string text = kRecipeOption.text(context.options);
-    return text.empty() ? std::vector<const Ingredient*>{} : parse_recipe(text);
+    return text.empty() ? std::vector<const Ingredient*>{} : recipe_named(text);
   } catch (const InputError&) {
     return {};
   }
@@ -53,7 +68,7 @@ std::vector<const Ingredient*> recipe_of(const SuiteContext& context) {
 std::vector<const Ingredient*> applied_by(const CaseSpec& c, const ArmSpec& arm) {
   if (arm.name == "default" || level(c.params, "recipe") == kNoRecipe) return {};
   std::vector<const Ingredient*> out;
-  for (const auto* ingredient : parse_recipe(level(c.params, "recipe"))) {
+  for (const auto* ingredient : recipe_named(level(c.params, "recipe"))) {
     if (arm.name != kWithoutPrefix + ingredient->tip) out.push_back(ingredient);
   }
   return out;
@@ -102,7 +117,7 @@ class Recipe final : public Suite {
     // Whether a tip runs here is its suite's answer for its full plan (--quick leaves arms out).
     SuiteContext full = context;
     full.quick = false;
-    for (const auto* ingredient : parse_recipe(level(c.params, "recipe"))) {
+    for (const auto* ingredient : recipe_named(level(c.params, "recipe"))) {
       if (auto why = alone_arm(*ingredient, full, level(c.params, "model")).unavailable) {
         return ingredient->key() + " cannot run here: " + *why;
       }
@@ -124,7 +139,7 @@ class Recipe final : public Suite {
   }
   void prepare_run(const SuiteContext& context) const override {
     // A bad recipe stops the run (InputError: exit 2); none at all only skips the suite.
-    if (const std::string text = kRecipeOption.text(context.options); !text.empty()) parse_recipe(text);
+    if (const std::string text = kRecipeOption.text(context.options); !text.empty()) (void)recipe_named(text);
   }
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
     std::vector<std::string> out;

@@ -15,6 +15,9 @@
 #include "streams/parallel_vit.h"
 #include "tipbench/registry.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace tipbench::suites {
 
 namespace {
@@ -61,9 +64,10 @@ class Streams final : public Suite {
     const auto& model = level(c.params, "model");
     if (auto why = model_code_fixed(model, "runs a ViT block's attention and MLP on two CUDA streams")) return why;
     if (model_family(model) != "vit") {
-      return model +
-             " is not a ViT: the independent branches under test are the attention and the MLP of a "
-             "parallel ViT block; pass --model vit_ti_16, vit_s_16 or vit_b_16";
+      return fmt::format(
+          "{} is not a ViT: the independent branches under test are the attention and the MLP of a parallel ViT "
+          "block; pass --model {}",
+          model, fmt::join(supported_models(), ", "));
     }
     if (auto why = branch_streams_unavailable(context.device)) return why;
     return precision_unsupported_reason(context.device, parse_precision(level(c.params, "precision")));

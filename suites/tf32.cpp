@@ -41,14 +41,6 @@ Restore set_tf32(bool on) {
   };
 }
 
-// A CNN and a ViT: TF32 changes convolutions (cuDNN) and matmuls (cuBLAS) through two knobs.
-std::vector<std::string> tf32_models(const SuiteContext& context) {
-  if (!context.models.empty()) return context.models;
-  if (!context.device.is_cuda()) return models_to_run(context);
-  return context.quick ? std::vector<std::string>{"resnet18", "vit_ti_16"}
-                       : std::vector<std::string>{"resnet50", "vit_b_16"};
-}
-
 }  // namespace
 
 class Tf32 final : public Suite {
@@ -59,7 +51,8 @@ class Tf32 final : public Suite {
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
-    for (const auto& model : tf32_models(context)) {
+    // A CNN and a ViT: TF32 changes convolutions (cuDNN) and matmuls (cuBLAS) through two knobs.
+    for (const auto& model : models_to_run(context, {.vit = true})) {
       out.push_back({training_params(context, model), {{"ieee", {{"tf32", "off"}}}, {"tf32", {{"tf32", "on"}}}}});
     }
     return out;

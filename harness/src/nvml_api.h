@@ -17,7 +17,6 @@ using nvmlDevice_t = nvmlDevice_st*;
 constexpr nvmlReturn_t kNvmlSuccess = 0;
 constexpr nvmlReturn_t kNvmlErrorInsufficientSize = 7;
 constexpr int kNvmlClockSm = 1;          // nvmlClockType_t NVML_CLOCK_SM
-constexpr int kNvmlClockMem = 2;         // NVML_CLOCK_MEM
 constexpr int kNvmlTemperatureGpu = 0;   // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
 constexpr int kNvmlPerfPolicyPower = 0;  // nvmlPerfPolicyType_t NVML_PERF_POLICY_POWER
 constexpr int kNvmlPerfPolicyThermal = 1;

@@ -41,18 +41,6 @@ void write_partial_run(const PartialRun& partial, const std::string& path) {
 
 namespace {
 
-ojson parse_json_file(const std::string& path, const char* what) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: a folder, not a {} file", path, what));
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open the {} file", path, what));
-  try {
-    return ojson::parse(in);
-  } catch (const std::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", path, e.what()));
-  }
-}
-
 bool is_partial_run(const ojson& j) { return j.is_object() && j.contains(kMarker); }
 
 PartialRun partial_from_document(const ojson& j, const std::string& path) {
@@ -104,11 +92,11 @@ PartialRun partial_from_document(const ojson& j, const std::string& path) {
 }  // namespace
 
 PartialRun read_partial_run(const std::string& path) {
-  return partial_from_document(parse_json_file(path, "partial run"), path);
+  return partial_from_document(read_json_file(path, "partial run"), path);
 }
 
 Result read_result_or_partial(const std::string& path) {
-  const ojson j = parse_json_file(path, "result");
+  const ojson j = read_json_file(path, "result");
   if (!is_partial_run(j)) return parse_result(j, path);
   Result finished = partial_from_document(j, path).result;
   finished.context.warnings.push_back(

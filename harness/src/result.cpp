@@ -3,7 +3,6 @@
 #include "tipbench/checked_text.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/json_number.h"
-#include "tipbench/partial_run.h"
 
 #include <fmt/format.h>
 
@@ -436,15 +435,21 @@ Result parse_result(const ojson& document, const std::string& origin) {
   }
 }
 
-Result read_result(const std::string& path) {
+ojson read_json_file(const std::string& path, const std::string& what) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": a folder, not a result file");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: a folder, not a {} file", path, what));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the result file");
+  if (!in) throw InputError(fmt::format("{}: cannot open the {} file", path, what));
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw InputError(path + ": cannot read the result file");
-  return parse_result_text(text, path);
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read the {} file", path, what));
+  try {
+    return ojson::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
+    throw InputError(fmt::format("{}: not valid JSON (truncated or corrupt?): {}", path, e.what()));
+  }
 }
+
+Result read_result(const std::string& path) { return parse_result(read_json_file(path, "result"), path); }
 
 Result parse_result_text(const std::string& text, const std::string& origin) {
   ojson document;

@@ -208,10 +208,15 @@ std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, co
   return std::make_unique<TrainingWorkload>(context, spec);
 }
 
-std::vector<std::string> models_to_run(const SuiteContext& context) {
+std::vector<std::string> models_to_run(const SuiteContext& context, DefaultModels defaults) {
   if (!context.models.empty()) return context.models;
-  if (!context.device.is_cuda()) return {"small_cnn"};
-  return {context.quick ? "resnet18" : "resnet50"};
+  if (!context.device.is_cuda()) {
+    if (defaults.vit && defaults.vit_on_cpu) return {"small_cnn", "vit_ti_16"};
+    return {"small_cnn"};
+  }
+  std::vector<std::string> out{context.quick ? "resnet18" : "resnet50"};
+  if (defaults.vit) out.push_back(context.quick ? "vit_ti_16" : "vit_b_16");
+  return out;
 }
 
 std::int64_t batch_size_for(const SuiteContext& context, const std::string& model) {

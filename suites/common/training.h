@@ -41,9 +41,16 @@ struct TrainingSpec {
 };
 
 std::unique_ptr<Workload> make_training_workload(const SuiteContext& context, const TrainingSpec& spec);
-// The models a suite runs: the ones asked for, else the default for the device
-// (small_cnn on CPU; resnet18 for --quick and resnet50 otherwise on CUDA).
-std::vector<std::string> models_to_run(const SuiteContext& context);
+// Which reference models a suite runs when --model names none: a CNN, and with `vit` a ViT beside
+// it (a tip that changes convolutions and matmuls differently: determinism, tf32, alignment). On a
+// CPU the ViT runs only with `vit_on_cpu` (alignment: its widths are what it tests).
+struct DefaultModels {
+  bool vit = false;
+  bool vit_on_cpu = false;
+};
+// The models a suite runs: the ones asked for, else the default for the device: small_cnn on a CPU
+// (and vit_ti_16 with vit_on_cpu); on CUDA resnet50 (and vit_b_16), --quick resnet18 (and vit_ti_16).
+std::vector<std::string> models_to_run(const SuiteContext& context, DefaultModels defaults = {});
 // The batch size asked for, else a default per model and device (a model file: the batch of the
 // built-in models of its parameter count).
 std::int64_t batch_size_for(const SuiteContext& context, const std::string& model);

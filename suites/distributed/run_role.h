@@ -1,7 +1,7 @@
 // What `tipbench run` does in a launched rank (RANK/WORLD_SIZE or SLURM_* set). Rank 0 is the
 // leader: it runs the harness as usual and its data-parallel workloads drive the others; ranks
 // 1..N-1 are followers: they build and step the same workloads on command and never write a
-// result. Example (apps/tipbench/run_command.cpp):
+// result. Example (apps/cli/run/run_command.cpp):
 //   if (auto code = join_distributed_run(*env, suites, context)) return *code;   // a follower
 //   ... run the harness, then end_distributed_run();
 #pragma once

@@ -1,7 +1,7 @@
-// What `tipbench advise` concludes from results (apps/tipbench/advice.h), on synthetic results
+// What `tipbench advise` concludes from results (apps/cli/advise/advice.h), on synthetic results
 // whose comparisons are set by hand: the ranking, winners, the labels a user leaves out, the
 // exclusions two tips declare, and the recipe's combined ratio beside the product of the singles.
-#include "tipbench/advice.h"
+#include "cli/advise/advice.h"
 
 #include <gtest/gtest.h>
 

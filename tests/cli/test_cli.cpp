@@ -7,8 +7,8 @@
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
 #include "tipbench/result.h"
-#include "tipbench/run_options.h"
-#include "tipbench/run_resume.h"
+#include "cli/run/run_options.h"
+#include "cli/run/run_resume.h"
 
 #include "cli_capture.h"
 #include "every_suite_run.h"

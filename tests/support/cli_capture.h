@@ -4,7 +4,7 @@
 //   EXPECT_EQ(o.code, tipbench::exit_code::ok) << o.err;
 #pragma once
 
-#include "tipbench/cli.h"
+#include "cli/cli.h"
 
 #include <gtest/gtest.h>
 

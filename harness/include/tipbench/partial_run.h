@@ -16,8 +16,6 @@
 namespace tipbench {
 
 inline constexpr int kPartialRunVersion = 1;
-// The top-level key that tells a partial run file from a result document.
-inline constexpr const char* kPartialRunMarker = "tipbench_partial_run";
 
 // The case a run was measuring when it stopped: the blocks it finished, kept so that a long case
 // can finish across two commands (`--resume` continues its blocks; the statistics see one case).

@@ -36,6 +36,14 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The top-level key that tells a partial run file (partial_run.h) from a result document: a
+// reader of results refuses such a file by name.
+inline constexpr const char* kPartialRunMarker = "tipbench_partial_run";
+
+// A JSON document from a file someone gave: a folder, a file that cannot be opened or read, and
+// text that is no JSON are InputError naming the path and what it should have been ("result").
+nlohmann::ordered_json read_json_file(const std::string& path, const std::string& what);
+
 struct MemoryUse {
   // CUDA caching allocator peaks during the trial (prepare + warm-up + timed steps).
   std::optional<std::int64_t> peak_allocated_bytes;

@@ -8,7 +8,7 @@
 #include "tipbench/registry.h"
 #include "tipbench/run_context.h"
 
-#include "cli_checks.h"
+#include "cli/shared/cli_checks.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

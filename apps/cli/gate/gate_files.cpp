@@ -2,7 +2,7 @@
 // and --paired) check and do alike.
 #include "gate_modes.h"
 
-#include "gate_session.h"
+#include "cli/shared/child_runs.h"
 #include "gate_verdict.h"
 #include "tipbench/error_text.h"
 #include "tipbench/fingerprint.h"

@@ -8,9 +8,15 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace tipbench::cli {
+
+// Bad flags or values: one `error:` line, exit 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // A value that looks like a flag ("--quick") is a flag whose option lost its value.
 CLI::Validator not_a_flag();

@@ -4,6 +4,7 @@
 //   const gate::GateConfig config = load_config(flags);
 #pragma once
 
+#include "cli/shared/cli_checks.h"
 #include "tipbench/gate/gate_config.h"
 
 #include <cstdint>
@@ -41,11 +42,6 @@ struct GateFlags {
   std::string json_path;
   std::uint64_t seed = 0;
   std::set<std::string> given;  // the flags typed, as typed ("--suite")
-};
-
-// Bad flags or values: one `error:` line, exit 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
 };
 
 // Each mode's own flags: given in the other mode they would be ignored without a word. Throws

@@ -1,6 +1,6 @@
 #include "history_annotate.h"
 
-#include "cli_checks.h"
+#include "cli/shared/cli_checks.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/result.h"
 

@@ -4,11 +4,11 @@
 // block by block (--base-binary/--head-binary), or two versions of a user's model run by one binary
 // (--base-model-file/--head-model-file). Candidates are re-measured once before failing.
 // Here: the flags, the choice of mode (gate_modes.h) and the exit code of every way out.
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 
-#include "cli_checks.h"
+#include "cli/shared/cli_checks.h"
 #include "gate_modes.h"
-#include "gate_session.h"
+#include "cli/shared/child_runs.h"
 #include "tipbench/child_signals.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
@@ -23,42 +23,26 @@ namespace tipbench::cli {
 
 namespace {
 
+// The gate's ways out are every child-running command's (with_child_runs: 2 for bad input, 4 for a
+// failed child, the signal for an interrupt), plus the verdict line CI logs grep for.
 int run_gate(const GateFlags& f) {
-  // A CI runner cancelling the job signals the gate alone: the running child gets the signal too.
-  ForwardTerminationSignals forwarding;
-  try {
-    const auto config = load_config(f);
-    if (!f.base_model_file.empty() || !f.head_model_file.empty()) {
-      if (f.base_model_file.empty() || f.head_model_file.empty())
-        throw UsageError("--base-model-file and --head-model-file go together");
-    }
-    if (!f.base_binary.empty() || !f.head_binary.empty()) {
-      if (f.base_binary.empty() || f.head_binary.empty())
-        throw UsageError("--base-binary and --head-binary go together");
-      return gate_interleaved(f, config);
-    }
-    if (!f.base_model_file.empty()) return gate_interleaved(f, config);
-    return gate_from_files(f, config);
-  } catch (const ChildInterrupted& e) {
-    fmt::print(stderr, "gate: interrupted by {}: {}; nothing was gated\n", e.signal == SIGINT ? "SIGINT" : "SIGTERM",
-               e.log.empty() ? std::string("no run was started after it")
-                             : fmt::format("the running `tipbench run` got it too and ended (its log: {})", e.log));
-    std::fflush(stderr);
-    die_of_signal(e.signal);
-  } catch (const ChildRunError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    fmt::print("Result is: ERROR (exit {})\n", exit_code::internal);
-    return exit_code::internal;
-  } catch (const UsageError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::usage;
-  } catch (const InputError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::usage;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: the gate could not finish: {}\n", error_summary(e));
-    return exit_code::internal;
-  }
+  return with_child_runs(
+      "gate",
+      [&f] {
+        const auto config = load_config(f);
+        if (!f.base_model_file.empty() || !f.head_model_file.empty()) {
+          if (f.base_model_file.empty() || f.head_model_file.empty())
+            throw UsageError("--base-model-file and --head-model-file go together");
+        }
+        if (!f.base_binary.empty() || !f.head_binary.empty()) {
+          if (f.base_binary.empty() || f.head_binary.empty())
+            throw UsageError("--base-binary and --head-binary go together");
+          return gate_interleaved(f, config);
+        }
+        if (!f.base_model_file.empty()) return gate_interleaved(f, config);
+        return gate_from_files(f, config);
+      },
+      [] { fmt::print("Result is: ERROR (exit {})\n", exit_code::internal); });
 }
 
 }  // namespace

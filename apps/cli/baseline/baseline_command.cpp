@@ -1,7 +1,7 @@
 // `tipbench baseline save|list|find`: stored baselines under results/baselines/<slug>/<name>.json.
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 
-#include "cli_checks.h"
+#include "cli/shared/cli_checks.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/fingerprint.h"

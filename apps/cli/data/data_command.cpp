@@ -1,7 +1,7 @@
 // `tipbench data make`: writes the dataloader suite's on-disk dataset of real JPEG files,
 // deterministically, or reuses or completes one already there.
-#include "cli_checks.h"
-#include "tipbench/commands.h"
+#include "cli/shared/cli_checks.h"
+#include "cli/commands.h"
 
 #include "tipbench/data/dataset.h"
 #include "tipbench/exit_codes.h"

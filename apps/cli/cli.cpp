@@ -1,6 +1,6 @@
-#include "tipbench/cli.h"
+#include "cli/cli.h"
 
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/fresh_arm_check.h"
@@ -8,7 +8,7 @@
 #include "tipbench/run_context.h"
 #include "tipbench/trial.h"
 
-#include "model_file_setup.h"
+#include "cli/shared/model_file_setup.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,9 +1,9 @@
 #include "history_confirm.h"
 
-#include "cli_checks.h"
-#include "gate_confirm.h"
-#include "gate_flags.h"
-#include "gate_session.h"
+#include "cli/shared/cli_checks.h"
+#include "cli/gate/gate_confirm.h"
+#include "cli/gate/gate_flags.h"
+#include "cli/gate/gate_session.h"
 #include "tipbench/checked_text.h"
 #include "tipbench/escape.h"
 #include "tipbench/exit_codes.h"

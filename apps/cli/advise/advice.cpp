@@ -1,5 +1,6 @@
 #include "advice.h"
 
+#include "tipbench/gate/cells.h"
 #include "tipbench/stats.h"
 #include "tipbench/summary.h"
 
@@ -11,8 +12,6 @@
 namespace tipbench::cli {
 
 namespace {
-
-constexpr const char* kThroughput = "throughput_samples_per_s";
 
 const SuiteResult* suite_in(const Result& result, const std::string& name) {
   for (const auto& s : result.suites) {
@@ -31,7 +30,7 @@ const ArmResult* arm_in(const CaseResult& c, const std::string& name) {
 std::optional<Comparison> comparison(const CaseResult& c, const std::string& treatment, bool memory) {
   for (const auto& cmp : c.comparisons) {
     if (cmp.treatment != treatment) continue;
-    if (memory ? cmp.metric.rfind("peak_", 0) == 0 : cmp.metric == kThroughput) return cmp;
+    if (memory ? cmp.metric.rfind("peak_", 0) == 0 : cmp.metric == gate::kThroughput) return cmp;
   }
   return std::nullopt;
 }

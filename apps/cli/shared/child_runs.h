@@ -1,6 +1,6 @@
-// Internal to the CLI: the gate's measurements by child processes. An interleaved session runs
-// two binaries alternately, one block at a time (`run --blocks 1`, order shuffled per block), so
-// block i of head pairs with block i of base; re-measurements run only the flagged cases.
+// Internal to the CLI: commands that measure by running `tipbench run` (or a build) in child
+// processes — gate, advise, history's confirm and bisect. One child at a time, its output in a
+// log, SIGINT/SIGTERM passed on to it, its failures mapped to one line and an exit code.
 #pragma once
 
 #include "tipbench/gate/cells.h"
@@ -15,24 +15,7 @@
 
 namespace tipbench::cli {
 
-struct SessionPlan {
-  std::string base_binary;
-  std::string head_binary;
-  // `run` arguments per side (suites, device, --quick, ...; the head may add the calibration knob),
-  // without --blocks/--seed/--out, which the session sets.
-  std::vector<std::string> base_args;
-  std::vector<std::string> head_args;
-  int blocks = 8;
-  std::uint64_t seed = 0;
-  std::string work_dir;  // per-block results and logs
-};
-
-struct SessionResult {
-  Result base;
-  Result head;
-};
-
-// A SIGINT or SIGTERM reached the gate while a child ran (it was passed on and the child waited
+// A SIGINT or SIGTERM reached this process while a child ran (it was passed on and the child waited
 // for) or before one started (`log` empty then).
 struct ChildInterrupted : std::runtime_error {
   ChildInterrupted(int signal_number, std::string child_log)
@@ -43,7 +26,7 @@ struct ChildInterrupted : std::runtime_error {
 
 // A child `run` that did not give a result: it could not start, exited with anything but 0 or 1
 // (1: an arm failed, which the result records), was killed, or wrote no readable result. One
-// line naming its log and the child's own last error line; the gate ends with exit 4.
+// line naming its log and the child's own last error line; the command ends with exit 4.
 struct ChildRunError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -54,25 +37,24 @@ struct ChildRunError : std::runtime_error {
 // thrown; none is started after such a signal. Throws std::runtime_error when it cannot start.
 int spawn_logged(const std::vector<std::string>& args, const std::string& log);
 
-// Throws ChildRunError (or ChildInterrupted).
-SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag);
-
 // Runs `body` (a command that starts child runs or builds) with SIGINT/SIGTERM passed on to the
 // running child (ForwardTerminationSignals), and turns its errors into one line and an exit code:
 // UsageError/InputError 2, ChildRunError and anything else 4. An interrupted child ends this
 // process by the same signal, after "<label>: interrupted by SIGINT" naming the child's log.
-int with_child_runs(const std::string& label, const std::function<int()>& body);
+// `after_failure` runs after the one line of an exit 4 (the gate adds its verdict line).
+int with_child_runs(const std::string& label, const std::function<int()>& body,
+                    const std::function<void()>& after_failure = {});
 
 // One `run` of one binary with these args plus --out; returns the result. Same errors.
 Result run_once(const std::string& binary, std::vector<std::string> args, const std::string& out,
                 const std::string& log);
 
 // `BIN run ARGS --dry-run`: the binary checks the arguments it will be given, measuring nothing.
-struct DryRun {
+struct ChildDryRun {
   int code = 0;
   std::string error;  // the child's last `error: ` line, without that prefix ("" when none)
 };
-DryRun dry_run(const std::string& binary, std::vector<std::string> args, const std::string& log);
+ChildDryRun child_dry_run(const std::string& binary, std::vector<std::string> args, const std::string& log);
 
 // args without --suite/--model/--batch-size/--out/--seed/--blocks and their values.
 std::vector<std::string> strip_selection(const std::vector<std::string>& args);

@@ -1,6 +1,6 @@
 // `tipbench env`: the fingerprint this machine's results are keyed by, and the environment
 // warnings a run would print.
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 
 #include "tipbench/environment.h"
 #include "tipbench/exit_codes.h"

@@ -1,10 +1,10 @@
 // `tipbench compare A.json B.json [C.json ...]`: side by side per suite/case/arm/metric, each later
 // run against the first. Different fingerprints are allowed (comparing GPUs is a main use) and
 // marked with the fields that differ.
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 
-#include "cli_checks.h"
-#include "file_label.h"
+#include "cli/shared/cli_checks.h"
+#include "cli/shared/file_label.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/error_text.h"
 #include "tipbench/gate/gate_config.h"

@@ -1,12 +1,12 @@
 // `tipbench history ingest RUN.json... | runs | detect [--confirm] | bisect | report`: the history
 // store, its change points and their confirmation by our interleaved gate (docs/history.md).
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 
-#include "cli_checks.h"
+#include "cli/shared/cli_checks.h"
 #include "history_annotate.h"
 #include "history_bisect.h"
 #include "history_confirm.h"
-#include "gate_session.h"
+#include "cli/shared/child_runs.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/atomic_file.h"

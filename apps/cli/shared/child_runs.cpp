@@ -1,10 +1,9 @@
-#include "gate_session.h"
+#include "child_runs.h"
 
-#include "gate_flags.h"
+#include "cli_checks.h"
 #include "tipbench/child_signals.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
-#include "tipbench/gate/merge.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -19,7 +18,6 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <random>
 #include <set>
 #include <stdexcept>
 
@@ -112,11 +110,11 @@ Result run_once(const std::string& binary, std::vector<std::string> args, const 
   }
 }
 
-DryRun dry_run(const std::string& binary, std::vector<std::string> args, const std::string& log) {
+ChildDryRun child_dry_run(const std::string& binary, std::vector<std::string> args, const std::string& log) {
   if (const auto slash = log.rfind('/'); slash != std::string::npos && slash > 0) make_dirs(log.substr(0, slash));
   args.insert(args.begin(), {binary, "run"});
   args.push_back("--dry-run");
-  DryRun r;
+  ChildDryRun r;
   try {
     r.code = spawn_logged(args, log);
   } catch (const ChildInterrupted&) {
@@ -128,7 +126,8 @@ DryRun dry_run(const std::string& binary, std::vector<std::string> args, const s
   return r;
 }
 
-int with_child_runs(const std::string& label, const std::function<int()>& body) {
+int with_child_runs(const std::string& label, const std::function<int()>& body,
+                    const std::function<void()>& after_failure) {
   ForwardTerminationSignals forwarding;
   try {
     return body();
@@ -148,32 +147,8 @@ int with_child_runs(const std::string& label, const std::function<int()>& body) 
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", error_summary(e));
   }
+  if (after_failure) after_failure();
   return exit_code::internal;
-}
-
-SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag) {
-  std::vector<Result> base_blocks;
-  std::vector<Result> head_blocks;
-  for (int block = 0; block < plan.blocks; ++block) {
-    // Which binary goes first in this block: shuffled from the seed, so neither side always
-    // inherits the other's warm caches or thermal state.
-    std::mt19937_64 rng(plan.seed * 1000003u + static_cast<std::uint64_t>(block));
-    const bool head_first = (rng() & 1u) != 0;
-    const auto started = std::chrono::steady_clock::now();
-    for (int k = 0; k < 2; ++k) {
-      const bool head = (k == 0) == head_first;
-      auto args = head ? plan.head_args : plan.base_args;
-      args.insert(args.end(),
-                  {"--blocks", "1", "--seed", std::to_string(plan.seed + static_cast<std::uint64_t>(block))});
-      const std::string stem = fmt::format("{}/{}-{}-block{:03}", plan.work_dir, tag, head ? "head" : "base", block);
-      Result r = run_once(head ? plan.head_binary : plan.base_binary, args, stem + ".json", stem + ".log");
-      (head ? head_blocks : base_blocks).push_back(std::move(r));
-    }
-    fmt::print(stderr, "gate {}: block {}/{} done ({} first, {:.1f} s)\n", tag, block + 1, plan.blocks,
-               head_first ? "head" : "base",
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  }
-  return {gate::merge_blocks(base_blocks), gate::merge_blocks(head_blocks)};
 }
 
 std::vector<std::string> strip_selection(const std::vector<std::string>& args) {

@@ -1,7 +1,7 @@
 // `tipbench list`: the suites with their cases and arms (as a run on this device would plan
 // them), and the reference models; `list --options`: the flags suites declare for `run`;
 // `list --ingredients`: the tips' parts in a recipe (suites/common/recipe.h).
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 
 #include "common/recipe.h"
 #include "tipbench/exit_codes.h"

@@ -1,10 +1,10 @@
 // `tipbench report RUN.json [MORE.json ...] [--baseline B.json] [--history DIR] --out DIR`: a
 // self-contained HTML report (Chart.js inlined), a Markdown summary for PR comments, and/or
 // Google Benchmark JSON per run (--format gbench) for google/benchmark's tools/compare.py.
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 
-#include "cli_checks.h"
-#include "file_label.h"
+#include "cli/shared/cli_checks.h"
+#include "cli/shared/file_label.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"

@@ -1,3 +1,3 @@
-#include "tipbench/cli.h"
+#include "cli/cli.h"
 
 int main(int argc, char** argv) { return tipbench::cli::main({argv, argv + argc}); }

@@ -3,14 +3,14 @@
 // (advice.h), measures the winners together against the default with leave-one-out arms (the
 // recipe suite), and writes advice.md, advice.json, recipe.py and report.html. Each measurement
 // is a child `tipbench run` (gate_session.h), so an interrupted advise keeps what the children kept.
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 
 #include "advice.h"
-#include "cli_checks.h"
+#include "cli/shared/cli_checks.h"
 #include "common/recipe_script.h"
 #include "common/training.h"
-#include "gate_session.h"
-#include "run_checks.h"
+#include "cli/shared/child_runs.h"
+#include "cli/run/run_checks.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/models/model.h"
@@ -144,7 +144,7 @@ int advise(AdviseFlags f) {
     args.insert(args.end(), shared.begin(), shared.end());
     // What a child refuses (a model file it cannot load, a device that is not there) is the user's
     // input: exit 2, found before anything is measured.
-    const auto checked = dry_run(self, args, f.out_dir + "/tips.log");
+    const auto checked = child_dry_run(self, args, f.out_dir + "/tips.log");
     if (checked.code == exit_code::usage) throw InputError(checked.error);
     if (checked.code != exit_code::ok) {
       throw ChildRunError(fmt::format("`run --dry-run` exited with {}: {}", checked.code, checked.error));

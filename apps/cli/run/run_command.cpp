@@ -1,10 +1,10 @@
 // `tipbench run`: runs suites on a device and writes one result document (atomically). Here: its
 // flags and the order of its phases; the checks before any work (run_checks.h), the distributed
 // launch (run_launch.h), --resume (run_resume.h) and the measurement (run_measure.h).
-#include "tipbench/commands.h"
+#include "cli/commands.h"
 
-#include "cli_checks.h"
-#include "model_file_setup.h"
+#include "cli/shared/cli_checks.h"
+#include "cli/shared/model_file_setup.h"
 #include "run_checks.h"
 #include "run_launch.h"
 #include "run_measure.h"

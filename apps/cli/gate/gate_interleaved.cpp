@@ -27,7 +27,7 @@ void check_child_arguments(const std::string& side, const std::string& binary, s
                            const std::string& work_dir) {
   const std::string log = fmt::format("{}/dry-run-{}.log", work_dir, side);
   args.insert(args.end(), {"--blocks", "1", "--out", fmt::format("{}/dry-run-{}.json", work_dir, side)});
-  const DryRun r = dry_run(binary, args, log);
+  const ChildDryRun r = child_dry_run(binary, args, log);
   if (r.code == exit_code::ok) return;
   if (r.code == exit_code::usage && r.error.find("--dry-run") != std::string::npos) {
     fmt::print(stderr, "gate: note: the {} binary predates `run --dry-run`: its first block checks its arguments\n",

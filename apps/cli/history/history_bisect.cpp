@@ -1,9 +1,10 @@
 #include "history_bisect.h"
 
-#include "gate_flags.h"
-#include "gate_session.h"
+#include "cli/gate/gate_flags.h"
+#include "cli/shared/child_runs.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/history/bisect.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -124,44 +125,42 @@ int bisect_regression(const history::DetectReport& report, const std::map<std::i
              100 * target.threshold, work_dir);
 
   std::vector<Step> steps;
-  const auto measure = [&](std::size_t i) -> Sameness {
+  const auto search = history::bisect(commits.size(), [&](std::size_t i) {
     const auto v = compare_builds(good_binary, source.binary_for(commits[i].sha), target, options, work_dir,
                                   fmt::format("step{}-{}", steps.size() + 1, commits[i].sha.substr(0, 12)));
     steps.push_back({commits[i], v});
     fmt::print("  {:<9}  {}  x{:.3f} [{:.3f}, {:.3f}]  {} blocks  {}\n", to_string(v.verdict),
                commits[i].sha.substr(0, 12), v.ratio, v.low, v.high, v.blocks, commits[i].subject);
-    return v.verdict;
+    return v.verdict == Sameness::different ? history::BuildSameness::different
+           : v.verdict == Sameness::same    ? history::BuildSameness::same
+                                            : history::BuildSameness::undecided;
+  });
+  const Commit& culprit = commits[search.first_bad];
+  const auto short_at = [&](std::ptrdiff_t i) {
+    return i < 0 ? good.substr(0, 12) : commits[static_cast<std::size_t>(i)].sha.substr(0, 12);
   };
-  // The ends first (Pinpoint): a change the builds do not reproduce is not bisected.
-  std::ptrdiff_t last_same = -1, first_different = static_cast<std::ptrdiff_t>(commits.size()) - 1;
-  Sameness end = measure(static_cast<std::size_t>(first_different));
   std::string outcome;
   int code = exit_code::failed;
-  if (end == Sameness::same) {
-    outcome = "not reproduced: the build at the bad end measures the same as the good one";
-    code = exit_code::ok;
-  } else if (end == Sameness::run_more) {
-    outcome = "the ends cannot be told apart at --max-blocks: run with more blocks";
-    code = exit_code::inconclusive;
-  }
-  while (code == exit_code::failed && first_different - last_same > 1) {
-    const auto mid = (last_same + first_different) / 2;
-    const Sameness v = measure(static_cast<std::size_t>(mid));
-    if (v == Sameness::different) first_different = mid;
-    if (v == Sameness::same) last_same = mid;
-    if (v == Sameness::run_more) {
+  switch (search.outcome) {
+    case history::BisectSearch::Outcome::found:
+      outcome = fmt::format("first commit with the regression: {} {}", culprit.sha, culprit.subject);
+      break;
+    case history::BisectSearch::Outcome::not_reproduced:
+      outcome = "not reproduced: the build at the bad end measures the same as the good one";
+      code = exit_code::ok;
+      break;
+    case history::BisectSearch::Outcome::ends_undecided:
+      outcome = "the ends cannot be told apart at --max-blocks: run with more blocks";
       code = exit_code::inconclusive;
+      break;
+    case history::BisectSearch::Outcome::stopped:
       outcome = fmt::format(
-          "stopped: {} cannot be told from the good build; the first commit with the regression is "
-          "after {} and at or before {}",
-          commits[static_cast<std::size_t>(mid)].sha.substr(0, 12),
-          last_same < 0 ? good.substr(0, 12) : commits[static_cast<std::size_t>(last_same)].sha.substr(0, 12),
-          commits[static_cast<std::size_t>(first_different)].sha.substr(0, 12));
-    }
-  }
-  const Commit& culprit = commits[static_cast<std::size_t>(first_different)];
-  if (code == exit_code::failed) {
-    outcome = fmt::format("first commit with the regression: {} {}", culprit.sha, culprit.subject);
+          "stopped: {} cannot be told from the good build; the first commit with the regression is after {} and "
+          "at or before {}",
+          commits[search.undecided].sha.substr(0, 12), short_at(search.last_good),
+          short_at(static_cast<std::ptrdiff_t>(search.first_bad)));
+      code = exit_code::inconclusive;
+      break;
   }
   fmt::print("{}\n", outcome);
   if (!request.json_out.empty()) {
