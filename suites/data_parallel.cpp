@@ -27,20 +27,6 @@ int world_size() {
   return session ? session->world_size() : 1;
 }
 
-const ArmResult* find_arm(const CaseResult& c, const std::string& name) {
-  for (const auto& a : c.arms) {
-    if (a.arm == name) return &a;
-  }
-  return nullptr;
-}
-
-const Comparison* find_comparison(const CaseResult& c, const std::string& treatment) {
-  for (const auto& k : c.comparisons) {
-    if (k.treatment == treatment && k.metric == "throughput_samples_per_s") return &k;
-  }
-  return nullptr;
-}
-
 // ddp over ddp_no_overlap by the harness's comparison rule (compare_arms: the paired ratio, its
 // bootstrap interval and verdict); with too few blocks for it, the ratio of medians alone.
 std::string overlap_effect(const ArmResult& with, const ArmResult& without, const MeasureSettings& settings) {

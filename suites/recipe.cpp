@@ -144,9 +144,8 @@ class Recipe final : public Suite {
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
     std::vector<std::string> out;
     for (const auto& c : result.cases) {
-      const auto recipe =
-          std::find_if(c.arms.begin(), c.arms.end(), [](const ArmResult& a) { return a.arm == "recipe"; });
-      if (recipe == c.arms.end() || recipe->status != ArmStatus::ok) continue;
+      const ArmResult* recipe = find_arm(c, "recipe");
+      if (!recipe || recipe->status != ArmStatus::ok) continue;
       for (const auto& arm : c.arms) {
         if (arm.arm.rfind(kWithoutPrefix, 0) != 0 || arm.status != ArmStatus::ok) continue;
         const auto worth = compare_arms(*recipe, arm, trial_throughput(), settings);

@@ -451,6 +451,27 @@ ojson read_json_file(const std::string& path, const std::string& what) {
 
 Result read_result(const std::string& path) { return parse_result(read_json_file(path, "result"), path); }
 
+const SuiteResult* find_suite(const Result& result, std::string_view name) {
+  for (const auto& s : result.suites) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+const ArmResult* find_arm(const CaseResult& c, std::string_view arm) {
+  for (const auto& a : c.arms) {
+    if (a.arm == arm) return &a;
+  }
+  return nullptr;
+}
+
+const Comparison* find_comparison(const CaseResult& c, std::string_view treatment, std::string_view metric) {
+  for (const auto& k : c.comparisons) {
+    if (k.treatment == treatment && k.metric == metric) return &k;
+  }
+  return nullptr;
+}
+
 Result parse_result_text(const std::string& text, const std::string& origin) {
   ojson document;
   try {

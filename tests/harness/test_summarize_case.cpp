@@ -87,13 +87,6 @@ std::vector<int> blocks_upto(int n) {
   return out;
 }
 
-const Comparison* find_comparison(const CaseResult& c, const std::string& metric) {
-  for (const auto& cmp : c.comparisons) {
-    if (cmp.metric == metric) return &cmp;
-  }
-  return nullptr;
-}
-
 MeasureSettings summary_settings() {
   MeasureSettings s;
   s.seed = 7;
@@ -303,8 +296,8 @@ TEST(SummarizeCase, MemoryIsComparedWhereTrialsRecordIt) {
   EXPECT_EQ(c.arms[0].peak_memory_bytes, 100'000'000);
   EXPECT_EQ(c.arms[0].memory_metric, "peak_rss_growth_bytes");
   ASSERT_EQ(c.comparisons.size(), 2u);
-  ASSERT_NE(find_comparison(c, "throughput_samples_per_s"), nullptr);
-  const Comparison* mem = find_comparison(c, "peak_rss_growth_bytes");
+  ASSERT_NE(tipbench::find_comparison(c, "treat", "throughput_samples_per_s"), nullptr);
+  const Comparison* mem = tipbench::find_comparison(c, "treat", "peak_rss_growth_bytes");
   ASSERT_NE(mem, nullptr);
   EXPECT_DOUBLE_EQ(mem->estimate.ratio, 0.8);
   // Lower is better for memory: 20% less is the good direction ("faster" is the better verdict).

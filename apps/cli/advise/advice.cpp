@@ -13,20 +13,6 @@ namespace tipbench::cli {
 
 namespace {
 
-const SuiteResult* suite_in(const Result& result, const std::string& name) {
-  for (const auto& s : result.suites) {
-    if (s.name == name) return &s;
-  }
-  return nullptr;
-}
-
-const ArmResult* arm_in(const CaseResult& c, const std::string& name) {
-  for (const auto& a : c.arms) {
-    if (a.arm == name) return &a;
-  }
-  return nullptr;
-}
-
 std::optional<Comparison> comparison(const CaseResult& c, const std::string& treatment, bool memory) {
   for (const auto& cmp : c.comparisons) {
     if (cmp.treatment != treatment) continue;
@@ -47,13 +33,13 @@ std::string why_not_ok(const ArmResult& arm) {
 
 RankedTip rank_one(const Result& single, const suites::Ingredient& ingredient, const std::string& model) {
   RankedTip r{.ingredient = &ingredient};
-  const SuiteResult* suite = suite_in(single, ingredient.tip);
+  const SuiteResult* suite = find_suite(single, ingredient.tip);
   if (!suite) {
     r.not_measured = "not in the single-tip results";
     return r;
   }
   for (const auto& c : suite->cases) {
-    const ArmResult* arm = arm_in(c, ingredient.arm);
+    const ArmResult* arm = find_arm(c, ingredient.arm);
     if (!arm || !suites::measures_alone(ingredient, c.params, model)) continue;
     r.case_name = c.name;
     for (const auto& a : c.arms) {
@@ -165,7 +151,7 @@ Advice rank_tips(const Result& single, const std::string& model, const std::set<
 
 RecipeOutcome read_recipe(const Result& recipe_run, const Advice& advice) {
   RecipeOutcome out;
-  const SuiteResult* suite = suite_in(recipe_run, "recipe");
+  const SuiteResult* suite = find_suite(recipe_run, "recipe");
   const CaseResult* c = nullptr;
   if (suite) {
     const Levels::value_type model_level{"model", advice.model};
@@ -180,7 +166,7 @@ RecipeOutcome read_recipe(const Result& recipe_run, const Advice& advice) {
     return out;
   }
   out.case_name = c->name;
-  const ArmResult* recipe = arm_in(*c, "recipe");
+  const ArmResult* recipe = find_arm(*c, "recipe");
   if (!recipe || recipe->status != ArmStatus::ok) {
     out.not_measured = recipe ? why_not_ok(*recipe) : "no recipe arm";
     return out;
@@ -192,7 +178,7 @@ RecipeOutcome read_recipe(const Result& recipe_run, const Advice& advice) {
     for (const auto& tip : advice.ranked) {
       if (tip.ingredient == ingredient && tip.throughput) product *= tip.throughput->estimate.ratio;
     }
-    const ArmResult* without = arm_in(*c, "without_" + ingredient->tip);
+    const ArmResult* without = find_arm(*c, "without_" + ingredient->tip);
     std::optional<Comparison> worth;
     if (without && without->status == ArmStatus::ok) {
       worth = compare_arms(*recipe, *without, trial_throughput(), recipe_run.context.settings);

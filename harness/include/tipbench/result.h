@@ -19,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tipbench {
@@ -201,6 +202,16 @@ ArmProfile profile_from_json(const nlohmann::ordered_json& j);
 // Throws InputError naming the file: missing, unreadable, not JSON, a schema major version other
 // than kSchemaMajor, or a document that does not match the schema.
 Result read_result(const std::string& path);
+
+// The throughput comparison's metric: the one every suite records.
+inline constexpr const char* kThroughputMetric = "throughput_samples_per_s";
+
+// Look-ups in a result: nullptr when absent. An arm by its label (ArmResult::arm, "ddp"), a
+// comparison by its treatment arm and metric.
+const SuiteResult* find_suite(const Result& result, std::string_view name);
+const ArmResult* find_arm(const CaseResult& c, std::string_view arm);
+const Comparison* find_comparison(const CaseResult& c, std::string_view treatment,
+                                  std::string_view metric = kThroughputMetric);
 Result parse_result(const nlohmann::ordered_json& document, const std::string& origin);
 // The same for a file's bytes already read (`origin` names it in errors).
 Result parse_result_text(const std::string& text, const std::string& origin);

@@ -14,7 +14,7 @@ namespace tipbench::gate {
 
 // The metrics a cell can carry: throughput (higher is better), CPU time per step on CPU devices
 // and the memory figures (lower is better).
-inline constexpr const char* kThroughput = "throughput_samples_per_s";
+inline constexpr const char* kThroughput = kThroughputMetric;  // result.h's
 inline constexpr const char* kCpuTime = "step_cpu_time_ms";
 bool is_known_metric(const std::string& metric);
 bool higher_is_better(const std::string& metric);
