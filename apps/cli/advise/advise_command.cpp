@@ -2,7 +2,7 @@
 // declares its part in a recipe (suites/common/recipe.h) alone (or reads --from), ranks them
 // (advice.h), measures the winners together against the default with leave-one-out arms (the
 // recipe suite), and writes advice.md, advice.json, recipe.py and report.html. Each measurement
-// is a child `tipbench run` (gate_session.h), so an interrupted advise keeps what the children kept.
+// is a child `tipbench run` (cli/shared/child_runs.h), so an interrupted advise keeps what the children kept.
 #include "cli/commands.h"
 
 #include "advice.h"
