@@ -21,9 +21,8 @@ bool has_control_character(std::string_view text) {
 
 void check_name(std::string_view field, std::string_view text) {
   if (has_control_character(text)) {
-    std::string shown;
-    for (char c : text.substr(0, 60)) shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
-    throw std::invalid_argument(std::string(field) + " has a control character ('" + shown + "')");
+    throw std::invalid_argument(std::string(field) + " has a control character ('" + one_line(text.substr(0, 60)) +
+                                "')");
   }
 }
 
