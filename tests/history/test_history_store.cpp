@@ -5,6 +5,7 @@
 // reason. PostgreSQL's connection and server errors are one line, the password masked.
 #include "tipbench/gate/cells.h"
 #include "tipbench/history/store.h"
+#include "tipbench/history/test_seams.h"
 #include "tipbench/result.h"
 
 #include "postgres_server.h"
@@ -147,7 +148,7 @@ TEST_P(HistoryStore, AKilledIngestLeavesNothing) {
   const auto kept = write_run(dir_, "kept.json", 1), killed = write_run(dir_, "killed.json", 2);
   h::HistoryStore(store_).ingest(kept);
   const int code = in_child([&] {
-    ::setenv("TIPBENCH_HISTORY_TEST_DIE_AFTER_SAMPLES", "3", 1);
+    h::testing::set_ingest_probe([](std::size_t) { raise(SIGKILL); });  // its samples written, not committed
     h::HistoryStore(store_).ingest(killed);
     return 0;
   });

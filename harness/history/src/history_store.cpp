@@ -1,5 +1,7 @@
 #include "tipbench/history/store.h"
 
+#include "sql_database.h"
+
 #include "tipbench/result.h"
 
 #include <fstream>
@@ -12,7 +14,8 @@ bool is_postgres_url(const std::string& location) {
 }
 
 HistoryStore::HistoryStore(const std::string& location, StoreOpening opening)
-    : backend_(is_postgres_url(location) ? open_postgres_store(location, opening) : open_sqlite_store(location)) {}
+    : db_(is_postgres_url(location) ? open_postgres_database(location, opening == StoreOpening::make_when_absent)
+                                    : open_sqlite_database(location)) {}
 
 HistoryStore::~HistoryStore() = default;
 
@@ -23,22 +26,8 @@ IngestOutcome HistoryStore::ingest(const std::string& result_path) {
   return ingest(bytes, parse_result_text(bytes, result_path), result_path);  // InputError: not a result
 }
 
-IngestOutcome HistoryStore::ingest(const std::string& bytes, const Result& run, const std::string& source) {
-  run_points_.reset();
-  return backend_->ingest(bytes, run, source);
-}
-
-std::vector<StoredRun> HistoryStore::runs() const { return backend_->runs(); }
-std::vector<SeriesInfo> HistoryStore::series() const { return backend_->series(); }
-std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> StoreBackend::samples_of(
-    const std::vector<std::int64_t>& series_ids) const {
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> out;
-  for (const auto id : series_ids) out[id] = samples(id);
-  return out;
-}
-
 std::vector<TrendPoint> HistoryStore::trend(std::int64_t series_id) const {
-  auto points = assemble(backend_->samples(series_id));
+  auto points = assemble(samples_of({series_id})[series_id]);
   for (auto& p : points) p.series_id = series_id;
   return points;
 }
@@ -46,7 +35,7 @@ std::vector<TrendPoint> HistoryStore::trend(std::int64_t series_id) const {
 std::map<std::int64_t, std::vector<TrendPoint>> HistoryStore::trends(
     const std::vector<std::int64_t>& series_ids) const {
   std::map<std::int64_t, std::vector<TrendPoint>> out;
-  for (const auto& [id, samples] : backend_->samples_of(series_ids)) {
+  for (const auto& [id, samples] : samples_of(series_ids)) {
     auto& points = out[id] = assemble(samples);
     for (auto& p : points) p.series_id = id;
   }
@@ -54,13 +43,13 @@ std::map<std::int64_t, std::vector<TrendPoint>> HistoryStore::trends(
 }
 
 std::vector<TrendPoint> HistoryStore::assemble(const std::vector<std::pair<std::int64_t, double>>& samples) const {
-  if (!run_points_) run_points_ = backend_->run_points();
+  if (!run_points_) run_points_ = read_run_points();
   std::vector<TrendPoint> out;
   for (const auto& [run, value] : samples) {
     if (out.empty() || out.back()->run_id != run) {
       auto known = run_points_->find(run);
       if (known == run_points_->end()) {  // ingested by another process since the runs were read
-        run_points_ = backend_->run_points();
+        run_points_ = read_run_points();
         known = run_points_->find(run);
         if (known == run_points_->end()) throw StoreError("a sample of run " + std::to_string(run) + " has no run");
       }
@@ -76,25 +65,13 @@ std::vector<std::int64_t> HistoryStore::annotate(const std::string& kind, std::i
   if (kind != kExcludeRun && kind != kExpectedChange) throw StoreError("unknown annotation kind '" + kind + "'");
   std::vector<std::int64_t> ids;
   const auto add = [&](std::int64_t series) {
-    const auto id = backend_->add_annotation({.kind = kind, .run_id = run_id, .series_id = series, .note = note});
+    const auto id = add_annotation({.kind = kind, .run_id = run_id, .series_id = series, .note = note});
     if (id == 0) throw InputError("there is no run " + std::to_string(run_id) + " in the store");
     ids.push_back(id);
   };
   if (series_ids.empty()) add(0);
   for (const auto series : series_ids) add(series);
   return ids;
-}
-
-void HistoryStore::replace_change_points(const std::vector<std::int64_t>& series_ids,
-                                         const std::vector<StoredChangePoint>& points) {
-  backend_->replace_change_points(series_ids, points);
-}
-std::vector<StoredChangePoint> HistoryStore::change_points() const { return backend_->change_points(); }
-
-bool HistoryStore::remove_annotation(std::int64_t id) { return backend_->remove_annotation(id); }
-std::vector<Annotation> HistoryStore::annotations() const { return backend_->annotations(); }
-std::vector<std::int64_t> HistoryStore::series_of_run(std::int64_t run_id) const {
-  return backend_->series_of_run(run_id);
 }
 
 }  // namespace tipbench::history

@@ -96,13 +96,15 @@ PgConnection::PgConnection(const std::string& url)
   exec("SET lock_timeout = '30s'; SET extra_float_digits = 3");
 }
 
-PgResult PgConnection::exec(const std::string& sql, const std::vector<std::string>& params) const {
+PgResult PgConnection::exec(const std::string& sql, const std::vector<std::string>& params,
+                            const std::vector<Oid>& types) const {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
   // No parameters: PQexec, which also runs a script of several statements (the schema).
-  PgResult r(params.empty() ? pq_->exec(conn_.get(), sql.c_str())
-                            : pq_->execParams(conn_.get(), sql.c_str(), static_cast<int>(values.size()), nullptr,
-                                              values.data(), nullptr, nullptr, 0),
+  PgResult r(params.empty()
+                 ? pq_->exec(conn_.get(), sql.c_str())
+                 : pq_->execParams(conn_.get(), sql.c_str(), static_cast<int>(values.size()),
+                                   types.empty() ? nullptr : types.data(), values.data(), nullptr, nullptr, 0),
              *pq_);
   const PGresult* raw = r.get();
   const auto status = raw ? pq_->resultStatus(raw) : PGRES_FATAL_ERROR;

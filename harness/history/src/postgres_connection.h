@@ -36,9 +36,11 @@ class PgConnection {
   // Connects (connect_timeout=10 unless the URL sets one). Throws StoreError "URL: cannot connect: ...".
   explicit PgConnection(const std::string& url);
 
-  // One statement; its parameters travel apart from the SQL text (never quoted into it).
+  // One statement; its parameters travel apart from the SQL text (never quoted into it), each of
+  // the type id in `types` when given (0 or none: the server infers it).
   // Throws StoreError "URL: <the server's message>" on any error.
-  PgResult exec(const std::string& sql, const std::vector<std::string>& params = {}) const;
+  PgResult exec(const std::string& sql, const std::vector<std::string>& params = {},
+                const std::vector<Oid>& types = {}) const;
   // Rolls back the open transaction, ignoring errors: the way out of a failed one.
   void rollback() const noexcept;
   // A one-line StoreError naming the server: "URL: what".

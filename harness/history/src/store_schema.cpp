@@ -84,7 +84,7 @@ int pragma_int(sqlite3* db, const char* pragma, const std::string& path) {
 
 }  // namespace
 
-void exec(sqlite3* db, const std::string& sql, const std::string& path) {
+void exec_script(sqlite3* db, const std::string& sql, const std::string& path) {
   char* message = nullptr;
   if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
     const std::string why = message ? message : sqlite3_errmsg(db);
@@ -100,12 +100,12 @@ void prepare_store(sqlite3* db, const std::string& path) {
   // process's tables were once seen together, and the store refused as another application's).
   // The first read of a file that is not SQLite fails here ("file is not a database").
   int application = 0, version = 0, tables = 0;
-  exec(db, "BEGIN", path);
+  exec_script(db, "BEGIN", path);
   try {
     application = pragma_int(db, "PRAGMA application_id", path);
     version = pragma_int(db, "PRAGMA user_version", path);
     tables = pragma_int(db, "SELECT count(*) FROM sqlite_master", path);
-    exec(db, "COMMIT", path);
+    exec_script(db, "COMMIT", path);
   } catch (...) {
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
@@ -127,20 +127,21 @@ void prepare_store(sqlite3* db, const std::string& path) {
   // of 400 processes opening one new store together): retry for up to the busy timeout.
   for (int waited_ms = 0;; waited_ms += 10) {
     if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr) == SQLITE_OK) break;
-    if (sqlite3_errcode(db) != SQLITE_BUSY || waited_ms >= 30'000) exec(db, "PRAGMA journal_mode=WAL", path);
+    if (sqlite3_errcode(db) != SQLITE_BUSY || waited_ms >= 30'000) exec_script(db, "PRAGMA journal_mode=WAL", path);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  exec(db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL", path);
+  exec_script(db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL", path);
   if (application == kApplicationId) return;
   // An empty file: the schema in one transaction (two processes creating it at once: the second
   // waits for the lock, then finds it made).
-  exec(db, "BEGIN IMMEDIATE", path);
+  exec_script(db, "BEGIN IMMEDIATE", path);
   try {
     if (pragma_int(db, "PRAGMA application_id", path) != kApplicationId) {
-      exec(db, kSqliteSchema, path);
-      exec(db, fmt::format("PRAGMA application_id={}; PRAGMA user_version={}", kApplicationId, kSchemaVersion), path);
+      exec_script(db, kSqliteSchema, path);
+      exec_script(db, fmt::format("PRAGMA application_id={}; PRAGMA user_version={}", kApplicationId, kSchemaVersion),
+                  path);
     }
-    exec(db, "COMMIT", path);
+    exec_script(db, "COMMIT", path);
   } catch (...) {
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;

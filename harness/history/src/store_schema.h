@@ -14,7 +14,7 @@ inline constexpr int kApplicationId = 0x54495042;
 inline constexpr int kSchemaVersion = 1;  // PRAGMA user_version
 
 // Runs sql (one or more statements); throws StoreError naming `path` and SQLite's message.
-void exec(sqlite3* db, const std::string& sql, const std::string& path);
+void exec_script(sqlite3* db, const std::string& sql, const std::string& path);
 
 // Creates the schema in an empty database, checks an existing one (application id, schema
 // version), and sets the connection's pragmas (WAL, foreign keys, busy timeout). Throws StoreError.

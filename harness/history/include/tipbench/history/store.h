@@ -23,6 +23,8 @@ struct Result;
 
 namespace tipbench::history {
 
+class SqlDatabase;
+
 // The store cannot be used (not SQLite, another application's database, a newer schema, not
 // writable): one line naming it. The CLI's exit 2.
 struct StoreError : std::runtime_error {
@@ -89,34 +91,6 @@ struct StoredChangePoint {
 inline constexpr const char* kExcludeRun = "exclude_run";
 inline constexpr const char* kExpectedChange = "expected_change";
 
-// What a store does; one implementation per database (SQLite, PostgreSQL).
-class StoreBackend {
- public:
-  virtual ~StoreBackend() = default;
-  // `bytes` are the result file's, `run` their parse, `source` the file's path (recorded).
-  virtual IngestOutcome ingest(const std::string& bytes, const Result& run, const std::string& source) = 0;
-  virtual std::vector<StoredRun> runs() const = 0;
-  virtual std::vector<SeriesInfo> series() const = 0;
-  // Every run's columns a trend shows, by run id.
-  virtual std::map<std::int64_t, std::shared_ptr<const RunPoint>> run_points() const = 0;
-  // A series' samples as (run id, value), by run time, run and block: one index range.
-  virtual std::vector<std::pair<std::int64_t, double>> samples(std::int64_t series_id) const = 0;
-  // The same for many series at once (a server: one round trip for all of them); by default one
-  // samples() per series.
-  virtual std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> samples_of(
-      const std::vector<std::int64_t>& series_ids) const;
-  // The series the run has samples in.
-  virtual std::vector<std::int64_t> series_of_run(std::int64_t run_id) const = 0;
-  // Its id; 0 when there is no run `a.run_id`.
-  virtual std::int64_t add_annotation(const Annotation& a) = 0;
-  virtual bool remove_annotation(std::int64_t id) = 0;      // false when none has that id
-  virtual std::vector<Annotation> annotations() const = 0;  // by id
-  // In one transaction: the change points of these series are replaced by `points`.
-  virtual void replace_change_points(const std::vector<std::int64_t>& series_ids,
-                                     const std::vector<StoredChangePoint>& points) = 0;
-  virtual std::vector<StoredChangePoint> change_points() const = 0;  // by series, then run
-};
-
 // True for a location that names a PostgreSQL server (postgresql:// or postgres://).
 bool is_postgres_url(const std::string& location);
 // The location with a URL's passwords (user:PASSWORD@, ?password=, ?sslpassword=) replaced by ***
@@ -166,15 +140,15 @@ class HistoryStore {
   std::vector<StoredChangePoint> change_points() const;
 
  private:
-  std::unique_ptr<StoreBackend> backend_;
+  std::unique_ptr<SqlDatabase> db_;  // the database: SQLite or PostgreSQL (src/sql_database.h)
   // The runs' columns, read once for all the trends a reader asks for (a fingerprint per sample
   // row would cost PostgreSQL gigabytes over 10,000 series); dropped by an ingest.
   mutable std::optional<std::map<std::int64_t, std::shared_ptr<const RunPoint>>> run_points_;
   std::vector<TrendPoint> assemble(const std::vector<std::pair<std::int64_t, double>>& samples) const;
+  std::map<std::int64_t, std::shared_ptr<const RunPoint>> read_run_points() const;
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> samples_of(
+      const std::vector<std::int64_t>& series_ids) const;
+  std::int64_t add_annotation(const Annotation& a);
 };
-
-// The backends (src/): each throws StoreError when the store cannot be used.
-std::unique_ptr<StoreBackend> open_sqlite_store(const std::string& path);
-std::unique_ptr<StoreBackend> open_postgres_store(const std::string& url, StoreOpening opening);
 
 }  // namespace tipbench::history
