@@ -1,14 +1,14 @@
-// Internal to the reports: the "Advice" section of an advise report (tipbench advise puts its
-// advice.json into the page's model as model["advice"]): the ranked tips, the recipe's combined
-// ratio beside the product of the single ratios, each tip's worth inside the recipe, and the code.
+// Internal to the reports: the "Advice" section of an advise report (render_html, given the
+// advice): the ranked tips, the recipe's combined ratio beside the product of the single ratios,
+// each tip's worth inside the recipe, and the code. advice.md is advice_report.cpp's.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "tipbench/advice.h"
 
 #include <string>
 
 namespace tipbench::reports::detail {
 
-std::string advice_section(const nlohmann::json& advice);
+std::string advice_section(const Advice& advice);
 
 }  // namespace tipbench::reports::detail

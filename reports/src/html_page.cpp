@@ -151,7 +151,7 @@ std::string read_chartjs(const std::string& path) {
 }
 
 std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>& runs,
-                        const std::string& chartjs_source, const std::string& page_dir) {
+                        const std::string& chartjs_source, const std::string& page_dir, const Advice* advice) {
   const std::string title = model.value("title", "tipbench report");
   std::string h = "<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n";
   // The two scripts run by their hashes, nothing else inline: no injected <script> and no
@@ -169,7 +169,7 @@ std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>
   h += fmt::format("<h1>{}</h1>\n", html_escape(title));
   h += warnings(runs);
   h += "<h2>Runs</h2>\n" + run_table(runs);
-  if (model.contains("advice")) h += detail::advice_section(model.at("advice"));
+  if (advice) h += detail::advice_section(*advice);
   h += "<h2>Charts</h2>\n<div id=charts></div>\n";
   if (model.at("charts").empty()) h += "<p class=note>No chart has data in these runs.</p>\n";
   for (const auto& r : runs) h += arm_tables(r, page_dir);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -56,6 +57,22 @@ std::pair<std::string, std::string> single(const std::vector<const Ingredient*>&
     mark = "  # " + ingredient->key();
   }
   return {value, mark};
+}
+
+// The tips a script line is marked with: "code  # amp:bf16, tf32" -> {"amp:bf16", "tf32"}
+// (recipe_script.cpp writes the marks so); none for a line without a trailing mark.
+std::vector<std::string> marks_of_line(const std::string& line) {
+  const std::string lead = "  # ";
+  const auto at = line.rfind(lead);
+  if (at == std::string::npos) return {};
+  std::vector<std::string> marks;
+  std::istringstream list(line.substr(at + lead.size()));
+  std::string mark;
+  while (std::getline(list, mark, ',')) {
+    const auto first = mark.find_first_not_of(' ');
+    if (first != std::string::npos) marks.push_back(mark.substr(first));
+  }
+  return marks;
 }
 
 }  // namespace
@@ -131,6 +148,19 @@ std::string recipe_script(const std::vector<const Ingredient*>& ingredients, con
   out += "    logits = model(images)\n";
   out +=
       "print(f\"recipe ran {args.steps} steps on {device}: loss {loss.item():.3f}, logits {tuple(logits.shape)}\")\n";
+  return out;
+}
+
+std::string lines_applying(const std::string& script, const std::vector<std::string>& keys) {
+  std::istringstream in(script);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    const auto marks = marks_of_line(line);
+    const bool ours = std::any_of(keys.begin(), keys.end(), [&](const std::string& key) {
+      return std::find(marks.begin(), marks.end(), key) != marks.end();
+    });
+    if (ours) out += line + "\n";
+  }
   return out;
 }
 

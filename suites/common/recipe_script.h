@@ -19,4 +19,8 @@ struct ScriptOptions {
 
 std::string recipe_script(const std::vector<const Ingredient*>& ingredients, const ScriptOptions& options);
 
+// The lines of a recipe script that these tips (keys, "amp:bf16") contributed, by whole marks:
+// cpu_threads:t1 never claims a line of cpu_threads:t16.
+std::string lines_applying(const std::string& script, const std::vector<std::string>& keys);
+
 }  // namespace tipbench::suites

@@ -5,7 +5,7 @@
 // is a child `tipbench run` (cli/shared/child_runs.h), so an interrupted advise keeps what the children kept.
 #include "cli/commands.h"
 
-#include "advice.h"
+#include "common/advice_ranking.h"
 #include "cli/shared/cli_checks.h"
 #include "common/recipe_script.h"
 #include "common/training.h"
@@ -14,10 +14,12 @@
 #include "tipbench/atomic_file.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/models/model.h"
+#include "tipbench/reports/advice_report.h"
 #include "tipbench/reports/html_report.h"
 #include "tipbench/run_context.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
@@ -119,14 +121,13 @@ std::string command_line(const std::vector<std::string>& argv) {
 }
 
 void write_report(const AdviseFlags& f, const Result& single, const std::optional<Result>& recipe,
-                  const nlohmann::json& advice) {
+                  const Advice& advice) {
   Result merged = single;
   if (recipe) merged.suites.insert(merged.suites.end(), recipe->suites.begin(), recipe->suites.end());
   const std::vector<reports::NamedRun> runs{{"advise", merged}};
   auto model = reports::report_model(runs, {}, {.title = "tipbench advise"});
-  model["advice"] = advice;
   write_file_atomically(f.out_dir + "/report.html",
-                        reports::render_html(model, runs, reports::read_chartjs(f.chartjs), f.out_dir));
+                        reports::render_html(model, runs, reports::read_chartjs(f.chartjs), f.out_dir, &advice));
 }
 
 int advise(AdviseFlags f) {
@@ -155,13 +156,12 @@ int advise(AdviseFlags f) {
     single = one_machines_results(f.from);
     if (f.device == "auto") f.device = single.context.device;  // the recipe runs where the tips did
   }
-  const Advice advice =
-      rank_tips(single, model_of(f, single), std::set<std::string>(f.exclude.begin(), f.exclude.end()));
+  Advice advice =
+      suites::rank_tips(single, model_of(f, single), std::set<std::string>(f.exclude.begin(), f.exclude.end()));
   std::optional<Result> recipe_run;
   std::string recipe_path;
   if (!advice.recipe.empty()) {
-    std::string recipe;
-    for (const auto* i : advice.recipe) recipe += (recipe.empty() ? "" : ",") + i->key();
+    const std::string recipe = fmt::format("{}", fmt::join(advice.recipe, ","));
     recipe_path = f.out_dir + "/recipe.json";
     auto args = shared_run_args(f);
     if (f.model.empty() && f.model_file.empty()) args.insert(args.end(), {"--model", advice.model});
@@ -170,21 +170,23 @@ int advise(AdviseFlags f) {
                f.out_dir);
     recipe_run = run_once(self, args, recipe_path, f.out_dir + "/recipe.log");
   }
-  const RecipeOutcome outcome = recipe_run ? read_recipe(*recipe_run, advice) : RecipeOutcome{};
+  if (recipe_run) suites::read_recipe(*recipe_run, advice);
   const std::string script_path = f.out_dir + "/recipe.py";
+  std::vector<const suites::Ingredient*> ingredients;
+  for (const auto& key : advice.recipe) ingredients.push_back(suites::find_ingredient(key));
   const std::string script = suites::recipe_script(
-      advice.recipe, {.device = advice.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu",
-                      .header = {fmt::format("tipbench advise's recipe for {} on {}", advice.model, advice.device),
-                                 "made by: " + command_line(f.argv)}});
+      ingredients, {.device = advice.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu",
+                    .header = {fmt::format("tipbench advise's recipe for {} on {}", advice.model, advice.device),
+                               "made by: " + command_line(f.argv)}});
   write_file_atomically(script_path, script);
-  const AdviceFiles files{
+  advice.code = suites::lines_applying(script, advice.recipe);
+  const reports::AdviceFiles files{
       .command = command_line(f.argv), .single = single_path, .recipe = recipe_path, .script = script_path};
-  const std::string md = advice_markdown(advice, outcome, files, script);
+  const std::string md = reports::advice_markdown(advice, files);
   write_file_atomically(f.out_dir + "/advice.md", md);
-  const nlohmann::json json = advice_json(advice, outcome, script);
-  write_file_atomically(f.out_dir + "/advice.json", json.dump(2) + "\n");
+  write_file_atomically(f.out_dir + "/advice.json", reports::advice_json(advice).dump(2) + "\n");
   try {
-    write_report(f, single, recipe_run, json);
+    write_report(f, single, recipe_run, advice);
   } catch (const InputError& e) {  // Chart.js missing: the advice stands without the page
     fmt::print(stderr, "warning: no report.html: {}\n", e.what());
   }
@@ -206,7 +208,7 @@ int run_advise(const AdviseFlags& f) {
   if (!f.from.empty()) {
     try {
       const Result single = one_machines_results(f.from);
-      (void)rank_tips(single, model_of(f, single), std::set<std::string>(f.exclude.begin(), f.exclude.end()));
+      (void)suites::rank_tips(single, model_of(f, single), std::set<std::string>(f.exclude.begin(), f.exclude.end()));
     } catch (const InputError& e) {
       return usage_error(e.what());
     }

@@ -16,6 +16,8 @@
 //   std::string html = tipbench::reports::render_html(model, tipbench::reports::read_chartjs(path));
 #pragma once
 
+#include "tipbench/advice.h"
+
 #include "tipbench/reports/run_set.h"
 
 #include <nlohmann/json.hpp>
@@ -49,8 +51,10 @@ std::string read_chartjs(const std::string& path);
 // model (embedded with json_for_script). When every chart has drawn, <body> carries
 // data-charts-drawn="N" (canvases with painted pixels) and data-js-errors="K". An arm profiled with
 // `run --profile` gets a row with its top ops and a link to its trace, relative to `page_dir` (the
-// directory the page is written to; "": the path as recorded).
+// directory the page is written to; "": the path as recorded). `advice`: an advise report's
+// "Advice" section (advice_report.h), after the runs.
 std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>& runs,
-                        const std::string& chartjs_source, const std::string& page_dir = "");
+                        const std::string& chartjs_source, const std::string& page_dir = "",
+                        const Advice* advice = nullptr);
 
 }  // namespace tipbench::reports

@@ -1,7 +1,11 @@
-// What `tipbench advise` concludes from results (apps/cli/advise/advice.h), on synthetic results
+// What `tipbench advise` concludes from results (common/advice_ranking.h), on synthetic results
 // whose comparisons are set by hand: the ranking, winners, the labels a user leaves out, the
-// exclusions two tips declare, and the recipe's combined ratio beside the product of the singles.
-#include "cli/advise/advice.h"
+// exclusions two tips declare, and the recipe's combined ratio beside the product of the singles;
+// and its views (reports/advice_report.h) from that one typed Advice.
+#include "common/advice_ranking.h"
+#include "common/recipe.h"
+#include "common/recipe_script.h"
+#include "tipbench/reports/advice_report.h"
 
 #include <gtest/gtest.h>
 
@@ -54,22 +58,18 @@ Result single_tips() {
   return r;
 }
 
-const tipbench::cli::RankedTip& ranked(const tipbench::cli::Advice& a, const std::string& key) {
+const tipbench::AdvisedTip& ranked(const tipbench::Advice& a, const std::string& key) {
   for (const auto& t : a.ranked) {
-    if (t.ingredient->key() == key) return t;
+    if (t.key() == key) return t;
   }
   throw std::runtime_error("not ranked: " + key);
 }
 
-std::vector<std::string> keys(const tipbench::cli::Advice& a) {
-  std::vector<std::string> out;
-  for (const auto* i : a.recipe) out.push_back(i->key());
-  return out;
-}
+std::vector<std::string> keys(const tipbench::Advice& a) { return a.recipe; }
 
 TEST(Advice, RanksByRatioAndTakesTheWinnersThatGoTogether) {
-  const auto advice = tipbench::cli::rank_tips(single_tips(), "small_cnn", {});
-  EXPECT_EQ(advice.ranked.front().ingredient->key(), "amp:bf16");
+  const auto advice = tipbench::suites::rank_tips(single_tips(), "small_cnn", {});
+  EXPECT_EQ(advice.ranked.front().key(), "amp:bf16");
   EXPECT_EQ(keys(advice), (std::vector<std::string>{"amp:bf16", "channels_last:nhwc", "cudnn_benchmark:on"}));
   // determinism won too, but cuDNN's autotuner, the better tip, cannot go with it.
   EXPECT_NE(ranked(advice, "determinism:deterministic").left_out.find("autotuner"), std::string::npos);
@@ -82,15 +82,15 @@ TEST(Advice, RanksByRatioAndTakesTheWinnersThatGoTogether) {
 }
 
 TEST(Advice, ExcludedLabelsLeaveTheirTipsOut) {
-  const auto advice = tipbench::cli::rank_tips(
+  const auto advice = tipbench::suites::rank_tips(
       single_tips(), "small_cnn", {tipbench::suites::kChangesNumerics, tipbench::suites::kChangesReproducibility});
   EXPECT_EQ(keys(advice), (std::vector<std::string>{"channels_last:nhwc"}));
   EXPECT_NE(ranked(advice, "amp:bf16").left_out.find("--exclude numerics"), std::string::npos);
-  EXPECT_THROW(tipbench::cli::rank_tips(single_tips(), "resnet50", {}), tipbench::InputError);
+  EXPECT_THROW(tipbench::suites::rank_tips(single_tips(), "resnet50", {}), tipbench::InputError);
 }
 
 TEST(Advice, TheRecipesRatioSitsBesideTheProductOfTheSingles) {
-  const auto advice = tipbench::cli::rank_tips(single_tips(), "small_cnn", {tipbench::suites::kChangesReproducibility});
+  auto advice = tipbench::suites::rank_tips(single_tips(), "small_cnn", {tipbench::suites::kChangesReproducibility});
   ASSERT_EQ(keys(advice), (std::vector<std::string>{"amp:bf16", "channels_last:nhwc"}));
   Result recipe;
   tipbench::SuiteResult s;
@@ -107,7 +107,8 @@ TEST(Advice, TheRecipesRatioSitsBesideTheProductOfTheSingles) {
   c.comparisons = {throughput("recipe", "default", 2.0, Verdict::faster)};
   s.cases = {c};
   recipe.suites = {s};
-  const auto outcome = tipbench::cli::read_recipe(recipe, advice);
+  tipbench::suites::read_recipe(recipe, advice);
+  const auto& outcome = advice.outcome;
   ASSERT_TRUE(outcome.combined);
   EXPECT_DOUBLE_EQ(outcome.combined->estimate.ratio, 2.0);
   ASSERT_TRUE(outcome.product_of_singles);
@@ -116,19 +117,20 @@ TEST(Advice, TheRecipesRatioSitsBesideTheProductOfTheSingles) {
   EXPECT_FALSE(outcome.worth[0]);
   // The code shows the recipe's lines by whole mark: a mark that merely starts like one of the
   // recipe's (as cpu_threads:t1 and cpu_threads:t16 do) is another tip's line.
-  const std::string md = tipbench::cli::advice_markdown(
-      advice, outcome, {.command = "tipbench advise"},
+  advice.code = tipbench::suites::lines_applying(
       "# amp:bf16: a caveat in the header\n"
       "    with torch.autocast(device.type, dtype=torch.bfloat16):  # amp:bf16\n"
       "    other_tips_line()  # amp:bf16x\n"
-      "model = model.to(memory_format=torch.channels_last)  # tf32, channels_last:nhwc\n");
+      "model = model.to(memory_format=torch.channels_last)  # tf32, channels_last:nhwc\n",
+      advice.recipe);
+  const std::string md = tipbench::reports::advice_markdown(advice, {.command = "tipbench advise"});
   EXPECT_NE(md.find("x2.000 [1.940, 2.060]"), std::string::npos) << md;
   EXPECT_NE(md.find("x2.340, outside the recipe's interval"), std::string::npos) << md;
   EXPECT_NE(md.find("torch.bfloat16):  # amp:bf16\n"), std::string::npos) << md;
   EXPECT_NE(md.find("# tf32, channels_last:nhwc"), std::string::npos) << md;
   EXPECT_EQ(md.find("other_tips_line"), std::string::npos) << md;
   EXPECT_EQ(md.find("a caveat in the header"), std::string::npos) << md;
-  const auto json = tipbench::cli::advice_json(advice, outcome, "");
+  const auto json = tipbench::reports::advice_json(advice);
   EXPECT_EQ(json.at("recipe").at("tips").size(), 2u);
   EXPECT_EQ(json.at("ranked").size(), tipbench::suites::all_ingredients().size());
 }

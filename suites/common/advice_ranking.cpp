@@ -1,0 +1,139 @@
+#include "common/advice_ranking.h"
+
+#include "common/recipe.h"
+
+#include "tipbench/stats.h"
+#include "tipbench/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tipbench::suites {
+
+namespace {
+
+std::optional<Comparison> comparison(const CaseResult& c, const std::string& treatment, bool memory) {
+  for (const auto& cmp : c.comparisons) {
+    if (cmp.treatment != treatment) continue;
+    if (memory ? cmp.metric.rfind("peak_", 0) == 0 : cmp.metric == kThroughputMetric) return cmp;
+  }
+  return std::nullopt;
+}
+
+std::string why_not_ok(const ArmResult& arm) {
+  switch (arm.status) {
+    case ArmStatus::ok: return "";
+    case ArmStatus::skipped: return "skipped: " + arm.reason;
+    case ArmStatus::failed: return "failed: " + arm.reason;
+    case ArmStatus::invalid: return "invalid: " + arm.reason;
+  }
+  return arm.reason;
+}
+
+AdvisedTip rank_one(const Result& single, const Ingredient& ingredient, const std::string& model) {
+  AdvisedTip r{.tip = ingredient.tip, .arm = ingredient.arm, .changes = ingredient.changes};
+  const SuiteResult* suite = find_suite(single, ingredient.tip);
+  if (!suite) {
+    r.not_measured = "not in the single-tip results";
+    return r;
+  }
+  for (const auto& c : suite->cases) {
+    const ArmResult* arm = find_arm(c, ingredient.arm);
+    if (!arm || !measures_alone(ingredient, c.params, model)) continue;
+    r.case_name = c.name;
+    for (const auto& a : c.arms) {
+      if (a.baseline) r.baseline = a.arm;
+    }
+    r.not_measured = why_not_ok(*arm);
+    r.throughput = comparison(c, ingredient.arm, false);
+    r.memory = comparison(c, ingredient.arm, true);
+    if (r.not_measured.empty() && !r.throughput) r.not_measured = "no comparison with the baseline (too few blocks)";
+    r.winner = r.throughput && r.throughput->verdict == stats::Verdict::faster;
+    return r;
+  }
+  r.not_measured = fmt::format("{} measured no case of {} alone on {}", ingredient.tip, ingredient.arm, model);
+  return r;
+}
+
+std::string left_out_reason(const Ingredient& ingredient, const std::vector<const Ingredient*>& recipe,
+                            const std::set<std::string>& excluded_changes) {
+  if (!ingredient.in_training_step()) return "not part of the training step: " + ingredient.outside_recipe;
+  for (const auto& change : ingredient.changes) {
+    if (excluded_changes.contains(change)) return fmt::format("changes {}: left out by --exclude {}", change, change);
+  }
+  for (const auto* chosen : recipe) {
+    if (auto why = exclusion_between(*chosen, ingredient)) return "cannot go with a better tip: " + *why;
+  }
+  return "";
+}
+
+}  // namespace
+
+Advice rank_tips(const Result& single, const std::string& model, const std::set<std::string>& excluded_changes) {
+  Advice advice{.model = model, .device = single.context.device, .excluded_changes = excluded_changes};
+  for (const auto& ingredient : all_ingredients()) advice.ranked.push_back(rank_one(single, ingredient, model));
+  const bool any =
+      std::any_of(advice.ranked.begin(), advice.ranked.end(), [](const AdvisedTip& r) { return !r.case_name.empty(); });
+  if (!any) throw InputError(fmt::format("the single-tip results hold no tip measured on {}", model));
+  std::stable_sort(advice.ranked.begin(), advice.ranked.end(), [](const AdvisedTip& a, const AdvisedTip& b) {
+    if (a.throughput.has_value() != b.throughput.has_value()) return a.throughput.has_value();
+    return a.throughput && a.throughput->estimate.ratio > b.throughput->estimate.ratio;
+  });
+  std::vector<const Ingredient*> recipe;
+  for (auto& tip : advice.ranked) {
+    if (!tip.winner) continue;
+    const Ingredient* ingredient = find_ingredient(tip.key());
+    tip.left_out = left_out_reason(*ingredient, recipe, advice.excluded_changes);
+    tip.in_recipe = tip.left_out.empty();
+    if (tip.in_recipe) {
+      recipe.push_back(ingredient);
+      advice.recipe.push_back(tip.key());
+    }
+  }
+  return advice;
+}
+
+void read_recipe(const Result& recipe_run, Advice& advice) {
+  RecipeOutcome& out = advice.outcome;
+  out = {};
+  const SuiteResult* suite = find_suite(recipe_run, "recipe");
+  const CaseResult* c = nullptr;
+  if (suite) {
+    const Levels::value_type model_level{"model", advice.model};
+    for (const auto& candidate : suite->cases) {
+      if (std::find(candidate.params.begin(), candidate.params.end(), model_level) != candidate.params.end()) {
+        c = &candidate;
+      }
+    }
+  }
+  if (!c) {
+    out.not_measured = "the recipe's result holds no case of " + advice.model;
+    return;
+  }
+  out.case_name = c->name;
+  const ArmResult* recipe = find_arm(*c, "recipe");
+  if (!recipe || recipe->status != ArmStatus::ok) {
+    out.not_measured = recipe ? why_not_ok(*recipe) : "no recipe arm";
+    return;
+  }
+  out.combined = comparison(*c, "recipe", false);
+  out.memory = comparison(*c, "recipe", true);
+  double product = 1;
+  for (const auto& key : advice.recipe) {
+    const AdvisedTip* tip = nullptr;
+    for (const auto& ranked : advice.ranked) {
+      if (ranked.key() == key) tip = &ranked;
+    }
+    if (tip->throughput) product *= tip->throughput->estimate.ratio;
+    const ArmResult* without = find_arm(*c, "without_" + tip->tip);
+    std::optional<Comparison> worth;
+    if (without && without->status == ArmStatus::ok) {
+      worth = compare_arms(*recipe, *without, trial_throughput(), recipe_run.context.settings);
+    }
+    out.worth.push_back(worth);
+  }
+  out.product_of_singles = product;
+}
+
+}  // namespace tipbench::suites
