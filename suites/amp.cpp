@@ -52,12 +52,7 @@ class Amp final : public Suite {
   }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      out.push_back({training_params(context, model, kAmpQuickCpuBatch), precision_arms()});
-      out.push_back(largest_batch_case(model, precision_arms()));
-    }
-    return out;
+    return training_cases(context, precision_arms(), {}, {.quick_cpu_batch = kAmpQuickCpuBatch, .largest_batch = true});
   }
 
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
@@ -65,16 +60,14 @@ class Amp final : public Suite {
     if (auto why = precision_unsupported_reason(context.device, parse_precision(level(arm.levels, "precision")))) {
       return why;
     }
-    if (is_largest_batch_case(c)) return largest_batch_search_unavailable(context.device);
-    return std::nullopt;
+    return largest_.skip_reason(context, c);
   }
 
   void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {
-    if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
-    return make_at(context, c, arm, level_int(c.params, "batch"));
+    return largest_.prepare(*this, context, c, arm);
   }
 
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {
@@ -86,9 +79,7 @@ class Amp final : public Suite {
         if (auto it = arm.metrics.find("skipped_steps"); it != arm.metrics.end()) {
           skipped.push_back(fmt::format("{} {:.0f}", arm.arm, it->second.median));
         }
-        if (arm.info.contains("largest_batch_search")) {
-          largest.push_back(fmt::format("{} {}", arm.arm, arm.info["largest_batch_search"].value("largest", 0)));
-        }
+        if (auto found = largest_batch_found(arm)) largest.push_back(fmt::format("{} {}", arm.arm, *found));
       }
       if (!skipped.empty()) {
         out.push_back(fmt::format("{}: optimizer steps the loss scaler skipped per trial (median): {}", c.name,

@@ -120,28 +120,21 @@ class Checkpointing final : public Suite {
   ChartKind chart() const override { return ChartKind::memory_vs_time; }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      out.push_back({training_params(context, model), policy_arms(context)});
-      out.push_back(largest_batch_case(model, policy_arms(context)));
-    }
-    return out;
+    return training_cases(context, policy_arms(context), {}, {.largest_batch = true});
   }
 
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {
     if (auto why = model_code_fixed(level(c.params, "model"), "splits the model into checkpointed segments"))
       return why;
-    if (is_largest_batch_case(c)) return largest_batch_search_unavailable(context.device);
-    return std::nullopt;
+    return largest_.skip_reason(context, c);
   }
 
   void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {
-    if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
-    return make_at(context, c, arm, level_int(c.params, "batch"));
+    return largest_.prepare(*this, context, c, arm);
   }
 
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {
@@ -157,9 +150,7 @@ class Checkpointing final : public Suite {
           const double base = off.metrics.at("saved_activation_bytes").median;
           if (base > 0) part += fmt::format(" (x{:.2f})", saved / base);
         }
-        if (arm.info.contains("largest_batch_search")) {
-          part += fmt::format(" at largest batch {}", arm.info["largest_batch_search"].value("largest", 0));
-        }
+        if (auto found = largest_batch_found(arm)) part += fmt::format(" at largest batch {}", *found);
         parts.push_back(part);
       }
       if (!parts.empty()) {

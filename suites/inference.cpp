@@ -86,23 +86,16 @@ class Inference final : public Suite {
     return SourceClaim{"002, 003", "no_grad / inference mode for evaluation: no graph, no saved activations"};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      out.push_back({training_params(context, model), grad_mode_arms()});
-      out.push_back(largest_batch_case(model, grad_mode_arms()));
-    }
-    return out;
+    return training_cases(context, grad_mode_arms(), {}, {.largest_batch = true});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {
-    if (is_largest_batch_case(c)) return largest_batch_search_unavailable(context.device);
-    return std::nullopt;
+    return largest_.skip_reason(context, c);
   }
   void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {
-    if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
-    return make_at(context, c, arm, level_int(c.params, "batch"));
+    return largest_.prepare(*this, context, c, arm);
   }
 
  private:

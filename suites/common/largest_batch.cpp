@@ -23,6 +23,16 @@ bool is_largest_batch_case(const CaseSpec& c) {
                      [](const auto& kv) { return kv.first == "batch" && kv.second == kLargest; });
 }
 
+std::optional<std::int64_t> largest_batch_found(const ArmResult& arm) {
+  if (!arm.info.contains("largest_batch_search")) return std::nullopt;
+  return arm.info["largest_batch_search"].value("largest", std::int64_t{0});
+}
+
+std::optional<std::string> LargestBatchCases::skip_reason(const SuiteContext& context, const CaseSpec& c) {
+  if (!is_largest_batch_case(c)) return std::nullopt;
+  return largest_batch_search_unavailable(context.device);
+}
+
 void LargestBatchCases::search_all(const Suite& suite, const SuiteContext& context) const {
   // The suite's skip_reason keeps this to CUDA (largest_batch_search_unavailable). A search never
   // throws (a failed probe is "does not fit"), so one arm's trouble stays in that arm's case.
@@ -36,6 +46,7 @@ void LargestBatchCases::search_all(const Suite& suite, const SuiteContext& conte
 
 std::unique_ptr<Workload> LargestBatchCases::prepare(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
                                                      const ArmSpec& arm) const {
+  if (!is_largest_batch_case(c)) return make_at_(context, c, arm, level_int(c.params, "batch"));
   const BatchSearch found = search(suite, context, c, arm);
   if (found.largest == 0) {
     const std::string why = found.probes.empty() ? "" : ": " + found.probes.back().error;

@@ -4,11 +4,12 @@
 // Every arm is searched in prepare_run, before any trial, so no trial's memory peak includes a
 // failed attempt; the trials reuse the answer (a fresh-process trial searches again). Off CUDA
 // the case is skipped with the reason. A suite owns one, given how to make an arm's workload at a
-// batch. Example:
-//   cases:        out.push_back(largest_batch_case(model, arms));
-//   skip_reason:  if (is_largest_batch_case(c)) return largest_batch_search_unavailable(context.device);
+// batch, and hands it every case. Example:
+//   cases:        return training_cases(context, arms, {}, {.largest_batch = true});
+//   skip_reason:  return largest_.skip_reason(context, c);
 //   prepare_run:  largest_.search_all(*this, context);
-//   prepare:      if (is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
+//   prepare:      return largest_.prepare(*this, context, c, arm);
+//   notes:        if (auto found = largest_batch_found(arm)) ...
 #pragma once
 
 #include "common/device_memory.h"
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,8 @@ namespace tipbench::suites {
 
 CaseSpec largest_batch_case(const std::string& model, std::vector<ArmSpec> arms);
 bool is_largest_batch_case(const CaseSpec& c);
+// The largest batch the search found for this arm's trials (its info); none for another case.
+std::optional<std::int64_t> largest_batch_found(const ArmResult& arm);
 
 class LargestBatchCases {
  public:
@@ -32,13 +36,15 @@ class LargestBatchCases {
                                                          std::int64_t batch)>;
   explicit LargestBatchCases(MakeAt make_at) : make_at_(std::move(make_at)) {}
 
+  // Why a largest-batch case cannot run on this device (off CUDA); none for any other case.
+  static std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c);
   // Searches every arm of `suite`'s largest-batch cases that the suite does not skip (its
   // skip_reason keeps the search to CUDA). Never throws for a failed search: that arm's trial
   // fails with the reason, the other cases run.
   void search_all(const Suite& suite, const SuiteContext& context) const;
-  // The arm's workload at its largest batch, the search recorded in its info
-  // ("largest_batch_search"); std::runtime_error when not even batch 1 fits (with the last
-  // probe's error), which fails only this arm.
+  // The arm's workload at the case's batch, or in a largest-batch case at its largest batch, the
+  // search recorded in its info ("largest_batch_search"); std::runtime_error when not even batch 1
+  // fits (with the last probe's error), which fails only this arm.
   std::unique_ptr<Workload> prepare(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
                                     const ArmSpec& arm) const;
 

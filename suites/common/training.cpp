@@ -1,5 +1,7 @@
 #include "training.h"
 
+#include "largest_batch.h"
+
 #include "loss_scaler.h"
 #include "step_policy.h"
 #include "tipbench/models/model_file.h"
@@ -266,6 +268,7 @@ std::vector<CaseSpec> training_cases(const SuiteContext& context, const std::vec
       cases = std::move(product);
     }
     for (auto& params : cases) out.push_back({std::move(params), arms});
+    if (options.largest_batch) out.push_back(largest_batch_case(model, arms));
   }
   return out;
 }

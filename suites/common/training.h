@@ -71,6 +71,7 @@ struct CaseAxis {
 struct TrainingCaseOptions {
   std::int64_t quick_cpu_batch = 0;  // as training_params'
   bool step_loop = false;            // step_loop_params' cases per model instead of training_params'
+  bool largest_batch = false;        // and per model its {model, batch: largest} case (largest_batch.h)
 };
 // The cases of a training tip, as google/benchmark's ArgsProduct makes them: per model to run, its
 // training_params (or step_loop_params) times every combination of the axes, in order (the last
