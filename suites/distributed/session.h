@@ -1,7 +1,8 @@
-// The process's place in a distributed run: the rendezvous store, the process groups (Gloo for
-// control and CPU gradients, NCCL for CUDA gradients), the leader/follower command channel and a
-// heartbeat watchdog. One per process, started once (a launched rank at start-up; a world-size-1
-// run on the first ddp trial). Example:
+// The process's place in a distributed run, a thin front over its pieces: the rendezvous
+// (rendezvous.h: the store, every rank in, the layout), the leader/follower command channel
+// (command_channel.h, Gloo), the heartbeat watchdog (watchdog.h) and the gradient process group
+// (NCCL for CUDA gradients, else Gloo). One per process, started once (a launched rank at
+// start-up; a world-size-1 run on the first ddp trial). Example:
 //   auto& s = Session::start(*rank_env, device);             // every rank
 //   if (s.leader()) s.send(Op::step); else auto [op, payload] = s.receive();
 //   DdpReducer ddp(*module, s.gradient_group(), {});        // PyTorch's DDP on the gradient group
@@ -13,42 +14,27 @@
 // else names the rank that made the least progress.
 #pragma once
 
-#include "distributed/groups.h"
+#include "distributed/command_channel.h"
 #include "distributed/rank_env.h"
-#include "distributed/rank_places.h"
+#include "distributed/rendezvous.h"
+#include "distributed/rendezvous_store.h"
+#include "distributed/watchdog.h"
 
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#include <torch/csrc/distributed/c10d/Store.hpp>
 
-#include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <map>
-#include <memory>
+#include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 namespace tipbench::distributed {
 
-// What the leader (rank 0, which runs the harness) tells the followers to do.
-enum class Op : std::int64_t { prepare = 1, step, begin_measurement, metrics, release, end };
-
-inline constexpr std::chrono::seconds kHeartbeatPeriod{1};
-inline constexpr std::chrono::seconds kStaleAfter{10};
 inline constexpr std::chrono::seconds kCollectiveTimeout{30};
-// How long a rank waits at the start for the rendezvous store and for every rank to join
-// (`run --rendezvous-timeout`).
-inline constexpr std::chrono::seconds kDefaultRendezvousTimeout{60};
-
-// c10d logs every failed store call as a warning with a 30-frame C++ backtrace before it throws;
-// a rank's own one-line error says the same. Raises c10's log level to ERROR unless the user set
-// TORCH_CPP_LOG_LEVEL (then that wins). Called by the launcher and by every rank.
-void quiet_c10d_warnings();
 
 class Session {
  public:
@@ -74,33 +60,26 @@ class Session {
   const c10::Device& device() const { return device_; }
   std::string backend_name() const { return gradients_->getBackendName(); }
   // How the gradients travel: "gloo: 10.0.0.2 (this host's route to MASTER_ADDR ...)", "nccl: ...".
-  const std::string& transport() const { return transport_; }
+  const std::string& transport() const { return rendezvous_.transport(); }
   // {"nodes", "ranks_per_node", "hosts"} as the ranks reported them at the rendezvous.
-  const nlohmann::json& layout() const { return layout_; }
+  const nlohmann::json& layout() const { return rendezvous_.layout(); }
 
   // The gradient backend (NCCL on CUDA, Gloo on the CPU) as the ProcessGroup that c10d::Reducer
   // and c10d's collectives take, registered for this rank's device type as
   // torch.distributed.init_process_group registers its backend.
   const c10::intrusive_ptr<c10d::ProcessGroup>& gradient_group() const { return gradient_group_; }
 
-  // Leader: sends a command (and its payload) to every follower. Asynchronous: the broadcast
-  // completes while the leader already runs the step.
-  void send(Op op, const std::string& payload = "");
-  // Follower: blocks until the next command.
-  std::pair<Op, std::string> receive();
-  // A follower's measurements for the leader's `metrics` command (sequence number `seq`).
-  void publish_metrics(const std::map<std::string, double>& metrics);
-  // Leader: every rank's measurements, indexed by rank (rank 0's entry left empty).
-  std::vector<std::map<std::string, double>> collect_metrics();
+  // The command channel's (command_channel.h): the leader sends, followers receive.
+  void send(Op op, const std::string& payload = "") { channel_->send(op, payload); }
+  std::pair<Op, std::string> receive() { return channel_->receive(); }
+  void publish_metrics(const std::map<std::string, double>& metrics) { channel_->publish_metrics(metrics); }
+  std::vector<std::map<std::string, double>> collect_metrics() { return channel_->collect_metrics(); }
 
-  // The main thread's progress (steps and commands), published with the heartbeat so that a
-  // rank hanging with a live process can still be named.
-  void note_progress() { progress_.fetch_add(1, std::memory_order_relaxed); }
-
-  // A collective failed or timed out: name the culprit and exit (exit_code::failed).
-  [[noreturn]] void peer_failed(const std::string& what);
-  // End of the run (every rank): no more heartbeat checks, so ranks may exit at their own pace.
-  void stop_watchdog();
+  // The watchdog's (watchdog.h): progress for naming a hanging rank, a failed collective's
+  // culprit, and the end of the run (every rank: ranks may then exit at their own pace).
+  void note_progress() { watchdog_.note_progress(); }
+  [[noreturn]] void peer_failed(const std::string& what) { watchdog_.peer_failed(what); }
+  void stop_watchdog() { watchdog_.stop(); }
 
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -109,28 +88,16 @@ class Session {
  private:
   Session(RankEnv env, c10::Device device);
   void connect(std::chrono::seconds rendezvous_timeout, const nlohmann::json& run);
-  void reach_store(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout);
-  void wait_for_every_rank(std::chrono::steady_clock::time_point deadline, std::chrono::seconds timeout,
-                           const RankPlace& place);
-  void agree_on_places();
-  void make_gradient_group(const c10::intrusive_ptr<c10d::Store>& store);
-  void watch();
-  [[noreturn]] void fail(const std::string& message);
-  [[noreturn]] void lost_store(const std::exception& e);
+  void connect_alone();
+  void make_gradient_group();
 
   RankEnv env_;
   c10::Device device_;
-  c10::intrusive_ptr<c10d::Store> store_, watchdog_store_;
-  c10::intrusive_ptr<c10d::Backend> control_, gradients_;
+  Rendezvous rendezvous_;
+  Watchdog watchdog_;
+  std::optional<CommandChannel> channel_;  // built once the rendezvous has the store
+  c10::intrusive_ptr<c10d::Backend> gradients_;
   c10::intrusive_ptr<c10d::ProcessGroup> gradient_group_;
-  c10::intrusive_ptr<c10d::Work> last_command_;
-  std::string transport_;
-  nlohmann::json layout_;
-  at::Tensor command_;
-  std::int64_t seq_ = 0;
-  std::atomic<std::int64_t> progress_{0};
-  std::atomic<bool> stop_{false};
-  std::thread watchdog_;
 };
 
 }  // namespace tipbench::distributed
