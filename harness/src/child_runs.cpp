@@ -1,9 +1,6 @@
-#include "child_runs.h"
+#include "tipbench/child_runs.h"
 
-#include "cli_checks.h"
 #include "tipbench/child_signals.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -23,7 +20,7 @@
 
 extern char** environ;
 
-namespace tipbench::cli {
+namespace tipbench {
 
 namespace {
 
@@ -126,31 +123,6 @@ ChildDryRun child_dry_run(const std::string& binary, std::vector<std::string> ar
   return r;
 }
 
-int with_child_runs(const std::string& label, const std::function<int()>& body,
-                    const std::function<void()>& after_failure) {
-  ForwardTerminationSignals forwarding;
-  try {
-    return body();
-  } catch (const ChildInterrupted& e) {
-    fmt::print(stderr, "{}: interrupted by {}{}\n", label, e.signal == SIGINT ? "SIGINT" : "SIGTERM",
-               e.log.empty() ? "" : " (the running child got it too; its log: " + e.log + ")");
-    std::fflush(stderr);
-    die_of_signal(e.signal);
-  } catch (const UsageError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::usage;
-  } catch (const InputError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return exit_code::usage;
-  } catch (const ChildRunError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", error_summary(e));
-  }
-  if (after_failure) after_failure();
-  return exit_code::internal;
-}
-
 std::vector<std::string> strip_selection(const std::vector<std::string>& args) {
   static const std::set<std::string> with_value{"--suite", "--model",  "--batch-size", "--out",
                                                 "--seed",  "--blocks", "--max-blocks", "--time-budget"};
@@ -168,11 +140,11 @@ std::vector<std::string> strip_selection(const std::vector<std::string>& args) {
   return out;
 }
 
-std::vector<std::string> select_case(const Result& result, const gate::CellKey& key) {
-  std::vector<std::string> args{"--suite", key.suite};
-  for (const auto& suite : result.suites) {
-    for (const auto& c : suite.cases) {
-      if (c.name != key.case_name) continue;
+std::vector<std::string> select_case(const Result& result, const std::string& suite, const std::string& case_name) {
+  std::vector<std::string> args{"--suite", suite};
+  for (const auto& s : result.suites) {
+    for (const auto& c : s.cases) {
+      if (c.name != case_name) continue;
       for (const auto& [name, value] : c.params) {
         // A model file's run names its model with --model-file, which the run's own args keep.
         if (name == "model" && result.context.model_file.is_null()) args.insert(args.end(), {"--model", value});
@@ -183,4 +155,4 @@ std::vector<std::string> select_case(const Result& result, const gate::CellKey& 
   return args;
 }
 
-}  // namespace tipbench::cli
+}  // namespace tipbench

@@ -77,7 +77,7 @@ gate::Remeasure paired_remeasure(const Result& base, const Result& head, const s
       SessionPlan plan;
       plan.base_binary = binary_of(base, "");
       plan.head_binary = binary_of(head, "");
-      const auto selection = select_case(head, group.front());
+      const auto selection = select_case(head, group.front().suite, group.front().case_name);
       plan.base_args = strip_selection(run_args_of(base));
       plan.head_args = strip_selection(run_args_of(head));
       plan.base_args.insert(plan.base_args.end(), selection.begin(), selection.end());
@@ -100,7 +100,7 @@ gate::Remeasure stored_remeasure(const Result& baseline, const Result& current, 
     int n = 0;
     for (const auto& [id, group] : by_case(keys)) {
       auto args = strip_selection(run_args_of(current));
-      const auto selection = select_case(current, group.front());
+      const auto selection = select_case(current, group.front().suite, group.front().case_name);
       args.insert(args.end(), selection.begin(), selection.end());
       args.insert(args.end(),
                   {"--blocks", std::to_string(std::max(3, current.context.settings.blocks)), "--seed", "7919"});
