@@ -7,6 +7,8 @@
 
 namespace tipbench {
 
+std::string short_sha(const std::string& sha) { return sha.empty() ? "-" : sha.substr(0, 12); }
+
 bool is_git_sha(std::string_view text) {
   if (text.size() != 40 && text.size() != 64) return false;
   return std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });

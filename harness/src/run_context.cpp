@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <string_view>
 
@@ -23,15 +22,6 @@
 namespace tipbench {
 
 namespace {
-
-std::string utc_time(const char* format) {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  std::array<char, 32> buffer{};
-  std::strftime(buffer.data(), buffer.size(), format, &tm);
-  return buffer.data();
-}
 
 // Output of a shell command, trailing newline removed; "" when it fails.
 std::string command_output(const std::string& command, int* status = nullptr) {
@@ -47,14 +37,6 @@ std::string command_output(const std::string& command, int* status = nullptr) {
 }
 
 }  // namespace
-
-std::string compact_utc_timestamp() { return utc_time("%Y%m%dT%H%M%SZ"); }
-
-std::string host_name() {
-  std::array<char, 256> name{};
-  if (::gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
-  return name.data();
-}
 
 GitState source_git_state() {
   // A relocated binary (the device bundle, scripts/bundle.sh) has no source tree beside it: its
@@ -74,12 +56,6 @@ GitState source_git_state() {
   return git;
 }
 
-std::string self_executable_path() {
-  std::error_code ec;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : path.string();
-}
-
 RunContext make_run_context(const std::vector<std::string>& argv, const c10::Device& device,
                             const MeasureSettings& settings) {
   RunContext c;
@@ -88,7 +64,7 @@ RunContext make_run_context(const std::vector<std::string>& argv, const c10::Dev
   c.fingerprint_slug = fingerprint_slug(c.fingerprint);
   c.git = source_git_state();
   c.argv = argv;
-  c.timestamp_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  c.timestamp_utc = utc_timestamp();
   c.hostname = host_name();
   c.device = device.str();
   c.settings = settings;

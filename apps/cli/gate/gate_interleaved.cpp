@@ -3,7 +3,7 @@
 // `--base-model-file A --head-model-file B`: the same, one binary running two versions of a model.
 #include "gate_modes.h"
 
-#include "gate_session.h"
+#include "tipbench/gate/interleaved_session.h"
 #include "tipbench/models/model_file.h"
 #include "tipbench/run_context.h"
 #include "gate_verdict.h"
@@ -78,7 +78,7 @@ int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
     }
   }
   const auto [base_model, head_model] = model_file_args(f);
-  SessionPlan plan;
+  gate::SessionPlan plan;
   plan.base_binary = f.base_binary.empty() ? self_executable_path() : f.base_binary;
   plan.head_binary = f.head_binary.empty() ? self_executable_path() : f.head_binary;
   std::vector<std::string> common;
@@ -103,17 +103,18 @@ int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
   fmt::print(stderr, "gate: head {} vs base {}, {} interleaved blocks, work dir {}\n",
              f.head_model_file.empty() ? plan.head_binary : f.head_model_file,
              f.base_model_file.empty() ? plan.base_binary : f.base_model_file, f.blocks, plan.work_dir);
-  const SessionResult session = run_interleaved(plan, "session");
+  const gate::SessionResult session = gate::run_interleaved(plan, "session");
   const std::string base_path = plan.work_dir + "/base.json";
   const std::string head_path = plan.work_dir + "/head.json";
   write_result_atomically(session.base, base_path);
   write_result_atomically(session.head, head_path);
   const gate::GateConfig effective = config.for_device(session.head.context.device);  // cpu_metrics on a CPU
   auto report = gate::evaluate_gate(session.base, session.head, effective, {.paired = true, .seed = f.seed});
-  gate::confirm_candidates(
-      report,
-      f.no_rerun ? gate::Remeasure{} : paired_remeasure(session.base, session.head, plan.work_dir, effective, f.seed),
-      effective);
+  gate::confirm_candidates(report,
+                           f.no_rerun
+                               ? gate::Remeasure{}
+                               : gate::paired_remeasure(session.base, session.head, plan.work_dir, effective, f.seed),
+                           effective);
   return deliver(f, report, base_path, head_path, plan.work_dir);
 }
 

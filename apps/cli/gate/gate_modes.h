@@ -6,7 +6,7 @@
 //   return interleaved_mode ? gate_interleaved(flags, config) : gate_from_files(flags, config);
 #pragma once
 
-#include "gate_confirm.h"
+#include "tipbench/gate/remeasure.h"
 #include "gate_flags.h"
 #include "tipbench/result.h"
 

@@ -25,7 +25,7 @@ int gate_paired(const GateFlags& f, const gate::GateConfig& config, const Result
   }
   return verdict_of_files(f, config, baseline, current, f.baseline,
                           [&](const gate::GateConfig& effective, const std::string& work_dir) {
-                            return paired_remeasure(baseline, current, work_dir, effective, f.seed);
+                            return gate::paired_remeasure(baseline, current, work_dir, effective, f.seed);
                           });
 }
 

@@ -116,8 +116,8 @@ int gate_stored(const GateFlags& f, const gate::GateConfig& config, const Result
   with_spread.between_runs = stored_spread(f, baseline);
   return verdict_of_files(f, with_spread, baseline, current, baseline_path,
                           [&](const gate::GateConfig& effective, const std::string& work_dir) {
-                            return stored_remeasure(baseline, current, binary_of(current, f.rerun_binary), work_dir,
-                                                    effective);
+                            return gate::stored_remeasure(baseline, current, gate::binary_of(current, f.rerun_binary),
+                                                          work_dir, effective);
                           });
 }
 

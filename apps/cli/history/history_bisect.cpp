@@ -88,19 +88,20 @@ const history::SeriesChange* pick_regression(const history::DetectReport& report
 
 struct Step {
   Commit commit;
-  BuildVerdict verdict;
+  history::BuildVerdict verdict;
 };
 
 nlohmann::json step_json(const Step& s) {
-  return {{"commit", s.commit.sha},     {"subject", s.commit.subject}, {"verdict", to_string(s.verdict.verdict)},
-          {"ratio", s.verdict.ratio},   {"ratio_low", s.verdict.low},  {"ratio_high", s.verdict.high},
-          {"blocks", s.verdict.blocks}, {"detail", s.verdict.detail}};
+  return {
+      {"commit", s.commit.sha},     {"subject", s.commit.subject}, {"verdict", history::to_string(s.verdict.verdict)},
+      {"ratio", s.verdict.ratio},   {"ratio_low", s.verdict.low},  {"ratio_high", s.verdict.high},
+      {"blocks", s.verdict.blocks}, {"detail", s.verdict.detail}};
 }
 
 }  // namespace
 
 int bisect_regression(const history::DetectReport& report, const std::map<std::int64_t, std::string>& device_of_run,
-                      const BisectRequest& request, const ConfirmOptions& options) {
+                      const BisectRequest& request, const history::ConfirmOptions& options) {
   const history::SeriesChange* change = pick_regression(report);
   if (!change) {
     fmt::print("no regression found in {} series{}: nothing to bisect\n", report.series,
@@ -110,15 +111,16 @@ int bisect_regression(const history::DetectReport& report, const std::map<std::i
   if ((request.good.empty() && change->before_git.empty()) || (request.bad.empty() && change->after_git.empty())) {
     throw UsageError("the runs on either side recorded no git commit: give --good and --bad");
   }
-  const std::string work_dir = confirm_work_dir(options, "bisect");
+  const std::string work_dir = history::confirm_work_dir(options, "bisect");
   std::filesystem::create_directories(work_dir);
   // Full SHAs, as the binaries' template and the runs name them (a user may type a short one).
   const std::string good = full_sha(request, request.good.empty() ? change->before_git : request.good, work_dir);
   const std::string bad = full_sha(request, request.bad.empty() ? change->after_git : request.bad, work_dir);
   const auto commits = commits_between(request, good, bad, work_dir);
   const auto device = device_of_run.contains(change->after_run) ? device_of_run.at(change->after_run) : "";
-  const SeriesTarget target = target_of(*change, options.device.empty() ? device : options.device, options);
-  BinarySource source(options, work_dir);
+  const history::SeriesTarget target =
+      history::target_of(*change, options.device.empty() ? device : options.device, options);
+  history::BinarySource source(options, work_dir);
   const std::string good_binary = source.binary_for(good);
   fmt::print("bisect {} {} on {}: {} commit(s) after {} up to {}, threshold {:.1f}%, work dir {}\n", change->cell,
              change->metric, change->hardware, commits.size(), good.substr(0, 12), bad.substr(0, 12),
@@ -126,14 +128,12 @@ int bisect_regression(const history::DetectReport& report, const std::map<std::i
 
   std::vector<Step> steps;
   const auto search = history::bisect(commits.size(), [&](std::size_t i) {
-    const auto v = compare_builds(good_binary, source.binary_for(commits[i].sha), target, options, work_dir,
-                                  fmt::format("step{}-{}", steps.size() + 1, commits[i].sha.substr(0, 12)));
+    const auto v = history::compare_builds(good_binary, source.binary_for(commits[i].sha), target, options, work_dir,
+                                           fmt::format("step{}-{}", steps.size() + 1, commits[i].sha.substr(0, 12)));
     steps.push_back({commits[i], v});
-    fmt::print("  {:<9}  {}  x{:.3f} [{:.3f}, {:.3f}]  {} blocks  {}\n", to_string(v.verdict),
+    fmt::print("  {:<9}  {}  x{:.3f} [{:.3f}, {:.3f}]  {} blocks  {}\n", history::to_string(v.verdict),
                commits[i].sha.substr(0, 12), v.ratio, v.low, v.high, v.blocks, commits[i].subject);
-    return v.verdict == Sameness::different ? history::BuildSameness::different
-           : v.verdict == Sameness::same    ? history::BuildSameness::same
-                                            : history::BuildSameness::undecided;
+    return v.verdict;
   });
   const Commit& culprit = commits[search.first_bad];
   const auto short_at = [&](std::ptrdiff_t i) {

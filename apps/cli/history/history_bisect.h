@@ -25,6 +25,6 @@ struct BisectRequest {
 // reproduced) or no regression was found; 3 when a step could not tell (the range so far is
 // printed). Throws UsageError (more than one series, a bad commit range), ChildRunError.
 int bisect_regression(const history::DetectReport& report, const std::map<std::int64_t, std::string>& device_of_run,
-                      const BisectRequest& request, const ConfirmOptions& options);
+                      const BisectRequest& request, const history::ConfirmOptions& options);
 
 }  // namespace tipbench::cli

@@ -43,7 +43,7 @@ struct HistoryFlags {
   std::size_t recent_points = 200;
   bool confirm = false;
   bool record = false;
-  ConfirmOptions builds;  // --confirm, bisect
+  history::ConfirmOptions builds;  // --confirm, bisect
   BisectRequest bisect;
   AnnotateFlags annotate;
 };

@@ -60,9 +60,6 @@ class SqlDatabase {
   void in_write_transaction(const std::function<void()>& body);
 };
 
-// Now in UTC, as every written row stamps it: "2026-11-26T13:31:02Z".
-std::string utc_now();
-
 std::unique_ptr<SqlDatabase> open_sqlite_database(const std::string& path);
 std::unique_ptr<SqlDatabase> open_postgres_database(const std::string& url, bool make_when_absent);
 

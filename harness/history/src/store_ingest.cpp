@@ -6,9 +6,8 @@
 #include "tipbench/history/test_seams.h"
 #include "tipbench/result.h"
 #include "tipbench/sha256.h"
+#include "tipbench/this_process.h"
 
-#include <chrono>
-#include <ctime>
 #include <map>
 #include <tuple>
 
@@ -39,15 +38,6 @@ std::map<CellName, std::int64_t> series_ids(const SqlDatabase& db, const std::st
 
 void testing::set_ingest_probe(IngestProbe probe) { ingest_probe = probe; }
 
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 IngestOutcome HistoryStore::ingest(const std::string& bytes, const Result& run, const std::string& source) {
   run_points_.reset();
   IngestOutcome out;
@@ -66,7 +56,7 @@ IngestOutcome HistoryStore::ingest(const std::string& bytes, const Result& run, 
         "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
         {out.sha256, source, c.timestamp_utc, c.git.sha, std::int64_t{c.git.dirty}, c.hostname, c.device,
          c.fingerprint_slug, nlohmann::json(c.fingerprint).dump(), c.fingerprint.libtorch_version, model,
-         c.conditions.is_null() ? std::string("null") : c.conditions.dump(), run.schema_version, utc_now()});
+         c.conditions.is_null() ? std::string("null") : c.conditions.dump(), run.schema_version, utc_timestamp()});
 
     const auto cells = gate::extract_cells(run);
     std::vector<SqlValues> series;

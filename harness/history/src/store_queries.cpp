@@ -2,6 +2,7 @@
 // either database (sql_database.h).
 #include "sql_database.h"
 #include "tipbench/history/store.h"
+#include "tipbench/this_process.h"
 
 namespace tipbench::history {
 
@@ -89,7 +90,7 @@ std::int64_t HistoryStore::add_annotation(const Annotation& a) {
       ->first_integer(
           "INSERT INTO annotations(run_id, series_id, kind, note, created_utc) "
           "SELECT id, NULLIF($2, 0), $3, $4, $5 FROM runs WHERE id = $1 RETURNING id",
-          {a.run_id, a.series_id, a.kind, a.note, utc_now()})
+          {a.run_id, a.series_id, a.kind, a.note, utc_timestamp()})
       .value_or(0);
 }
 

@@ -11,6 +11,8 @@ namespace tipbench {
 
 // A git commit as `git rev-parse` writes it: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
 bool is_git_sha(std::string_view text);
+// A commit as messages show it: its first 12 digits; "-" for none.
+std::string short_sha(const std::string& sha);
 
 // Any byte below 0x20 or 0x7f (newline, escape, NUL ...).
 bool has_control_character(std::string_view text);

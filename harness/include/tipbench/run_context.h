@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tipbench/result.h"
+#include "tipbench/this_process.h"  // compact_utc_timestamp, host_name, self_executable_path
 
 #include <c10/core/Device.h>
 
@@ -13,13 +14,8 @@ namespace tipbench {
 
 RunContext make_run_context(const std::vector<std::string>& argv, const c10::Device& device,
                             const MeasureSettings& settings);
-// "20261121T091403Z": sortable, filesystem-safe UTC time for file names.
-std::string compact_utc_timestamp();
-std::string host_name();
 // The git state of the source tree this binary was built from ("" outside a checkout), or
 // $TIPBENCH_GIT_SHA (and $TIPBENCH_GIT_DIRTY=1) when set: a relocated binary names its build.
 GitState source_git_state();
-// Absolute path of the running executable (/proc/self/exe).
-std::string self_executable_path();
 
 }  // namespace tipbench

@@ -1,4 +1,4 @@
-#include "gate_session.h"
+#include "tipbench/gate/interleaved_session.h"
 
 #include "tipbench/gate/merge.h"
 
@@ -7,7 +7,7 @@
 #include <chrono>
 #include <random>
 
-namespace tipbench::cli {
+namespace tipbench::gate {
 
 SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag) {
   std::vector<Result> base_blocks;
@@ -31,7 +31,7 @@ SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag) {
                head_first ? "head" : "base",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
-  return {gate::merge_blocks(base_blocks), gate::merge_blocks(head_blocks)};
+  return {merge_blocks(base_blocks), merge_blocks(head_blocks)};
 }
 
-}  // namespace tipbench::cli
+}  // namespace tipbench::gate

@@ -1,16 +1,18 @@
-// Internal to the CLI: the gate's interleaved session. It runs two binaries alternately, one
-// block at a time (`run --blocks 1`, order shuffled per block), so block i of head pairs with
-// block i of base; re-measurements run only the flagged cases.
+// The gate's interleaved session: two binaries run alternately in child runs
+// (tipbench/child_runs.h), one block at a time (`run --blocks 1`, order shuffled per block), so
+// block i of head pairs with block i of base; re-measurements run only the flagged cases. Used by
+// `gate --base-binary/--head-binary`, its confirmation and history's confirm and bisect.
+//   const SessionResult s = run_interleaved({.base_binary = a, .head_binary = b, .blocks = 8, ...}, "session");
 #pragma once
 
-#include "cli/shared/child_runs.h"
+#include "tipbench/child_runs.h"
 #include "tipbench/result.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace tipbench::cli {
+namespace tipbench::gate {
 
 struct SessionPlan {
   std::string base_binary;
@@ -32,4 +34,4 @@ struct SessionResult {
 // Throws ChildRunError (or ChildInterrupted).
 SessionResult run_interleaved(const SessionPlan& plan, const std::string& tag);
 
-}  // namespace tipbench::cli
+}  // namespace tipbench::gate

@@ -1,8 +1,8 @@
-#include "gate_confirm.h"
+#include "tipbench/gate/remeasure.h"
 
-#include "gate_session.h"
+#include "tipbench/gate/interleaved_session.h"
 #include "tipbench/run_conditions.h"
-#include "tipbench/run_context.h"
+#include "tipbench/this_process.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace tipbench::cli {
+namespace tipbench::gate {
 
 namespace {
 
@@ -22,14 +22,13 @@ std::vector<std::string> run_args_of(const Result& r) {
 }
 
 // Flagged keys grouped by case, so each case is re-measured once for all its flagged cells.
-std::map<std::pair<std::string, std::string>, std::vector<gate::CellKey>> by_case(
-    const std::vector<gate::CellKey>& keys) {
-  std::map<std::pair<std::string, std::string>, std::vector<gate::CellKey>> groups;
+std::map<std::pair<std::string, std::string>, std::vector<CellKey>> by_case(const std::vector<CellKey>& keys) {
+  std::map<std::pair<std::string, std::string>, std::vector<CellKey>> groups;
   for (const auto& k : keys) groups[{k.suite, k.case_name}].push_back(k);
   return groups;
 }
 
-const gate::Cell* find_cell(const std::vector<gate::Cell>& cells, const gate::CellKey& key) {
+const Cell* find_cell(const std::vector<Cell>& cells, const CellKey& key) {
   for (const auto& c : cells) {
     if (c.key == key) return &c;
   }
@@ -37,20 +36,18 @@ const gate::Cell* find_cell(const std::vector<gate::Cell>& cells, const gate::Ce
 }
 
 // Compares the re-measured cells and keeps those that could be compared.
-void collect(const std::vector<gate::CellKey>& keys, const Result& reference, const Result& candidate,
-             const gate::GateConfig& config, bool paired, std::map<gate::CellKey, gate::CellComparison>& out) {
-  const auto ref_cells = gate::extract_cells(reference);
-  const auto cand_cells = gate::extract_cells(candidate);
+void collect(const std::vector<CellKey>& keys, const Result& reference, const Result& candidate,
+             const GateConfig& config, bool paired, std::map<CellKey, CellComparison>& out) {
+  const auto ref_cells = extract_cells(reference);
+  const auto cand_cells = extract_cells(candidate);
   for (const auto& key : keys) {
     const auto* r = find_cell(ref_cells, key);
     const auto* c = find_cell(cand_cells, key);
     if (!r || !c) continue;
-    gate::CompareOptions options{.paired = paired,
-                                 .resamples = gate::resamples_for(1, config.alpha),
-                                 .seed = 1,
-                                 .between_runs = &config.between_runs};
+    CompareOptions options{
+        .paired = paired, .resamples = resamples_for(1, config.alpha), .seed = 1, .between_runs = &config.between_runs};
     options.practical_threshold = config.threshold_for(key.suite, key.metric).value_or(0.03);
-    if (auto cmp = gate::compare_cell(*r, *c, options)) {
+    if (auto cmp = compare_cell(*r, *c, options)) {
       if (!paired) {  // a re-run far from its reference proves something only under its conditions
         cmp->unequal_conditions =
             conditions_difference(reference.context.conditions, candidate.context.conditions, config.conditions);
@@ -68,10 +65,10 @@ std::string binary_of(const Result& r, const std::string& preferred) {
   return self_executable_path();
 }
 
-gate::Remeasure paired_remeasure(const Result& base, const Result& head, const std::string& work_dir,
-                                 const gate::GateConfig& config, std::uint64_t seed) {
-  return [&base, &head, work_dir, &config, seed](const std::vector<gate::CellKey>& keys) {
-    std::map<gate::CellKey, gate::CellComparison> out;
+Remeasure paired_remeasure(const Result& base, const Result& head, const std::string& work_dir,
+                           const GateConfig& config, std::uint64_t seed) {
+  return [&base, &head, work_dir, &config, seed](const std::vector<CellKey>& keys) {
+    std::map<CellKey, CellComparison> out;
     int n = 0;
     for (const auto& [id, group] : by_case(keys)) {
       SessionPlan plan;
@@ -93,10 +90,10 @@ gate::Remeasure paired_remeasure(const Result& base, const Result& head, const s
   };
 }
 
-gate::Remeasure stored_remeasure(const Result& baseline, const Result& current, const std::string& binary,
-                                 const std::string& work_dir, const gate::GateConfig& config) {
-  return [&baseline, &current, binary, work_dir, &config](const std::vector<gate::CellKey>& keys) {
-    std::map<gate::CellKey, gate::CellComparison> out;
+Remeasure stored_remeasure(const Result& baseline, const Result& current, const std::string& binary,
+                           const std::string& work_dir, const GateConfig& config) {
+  return [&baseline, &current, binary, work_dir, &config](const std::vector<CellKey>& keys) {
+    std::map<CellKey, CellComparison> out;
     int n = 0;
     for (const auto& [id, group] : by_case(keys)) {
       auto args = strip_selection(run_args_of(current));
@@ -113,4 +110,4 @@ gate::Remeasure stored_remeasure(const Result& baseline, const Result& current, 
   };
 }
 
-}  // namespace tipbench::cli
+}  // namespace tipbench::gate
