@@ -39,13 +39,10 @@ class DeterminismSuite final : public Suite {
     return {{kCublasWorkspaceVariable, kCublasWorkspaceDeterministic}};
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
     // A CNN and a ViT on CUDA: convolutions and matmuls have different deterministic kernels.
-    for (const auto& model : models_to_run(context, {.vit = true})) {
-      out.push_back({training_params(context, model),
-                     {{"default", {{"deterministic", "off"}}}, {"deterministic", {{"deterministic", "on"}}}}});
-    }
-    return out;
+    return training_cases(context,
+                          {{"default", {{"deterministic", "off"}}}, {"deterministic", {{"deterministic", "on"}}}}, {},
+                          {.models = {.vit = true}});
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {

@@ -101,13 +101,7 @@ class Recipe final : public Suite {
       for (const auto* ingredient : recipe)
         arms.push_back({kWithoutPrefix + ingredient->tip, {{"without", ingredient->key()}}});
     }
-    std::vector<CaseSpec> out;
-    for (const auto& model : models_to_run(context)) {
-      Levels params = training_params(context, model);
-      params.emplace_back("recipe", named);
-      out.push_back({params, arms});
-    }
-    return out;
+    return training_cases(context, arms, {{"recipe", {named}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
                                          const ArmSpec&) const override {

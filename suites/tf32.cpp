@@ -50,12 +50,9 @@ class Tf32 final : public Suite {
     return "fp32 matmuls and convolutions in IEEE precision vs TF32 Tensor Core math (CUDA)";
   }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    std::vector<CaseSpec> out;
     // A CNN and a ViT: TF32 changes convolutions (cuDNN) and matmuls (cuBLAS) through two knobs.
-    for (const auto& model : models_to_run(context, {.vit = true})) {
-      out.push_back({training_params(context, model), {{"ieee", {{"tf32", "off"}}}, {"tf32", {{"tf32", "on"}}}}});
-    }
-    return out;
+    return training_cases(context, {{"ieee", {{"tf32", "off"}}}, {"tf32", {{"tf32", "on"}}}}, {},
+                          {.models = {.vit = true}});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&, const ArmSpec&) const override {
     if (!context.device.is_cuda()) {

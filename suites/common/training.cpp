@@ -253,7 +253,7 @@ std::vector<Levels> step_loop_params(const SuiteContext& context, const std::str
 std::vector<CaseSpec> training_cases(const SuiteContext& context, const std::vector<ArmSpec>& arms,
                                      const std::vector<CaseAxis>& axes, TrainingCaseOptions options) {
   std::vector<CaseSpec> out;
-  for (const auto& model : models_to_run(context)) {
+  for (const auto& model : models_to_run(context, options.models)) {
     std::vector<Levels> cases = options.step_loop
                                     ? step_loop_params(context, model)
                                     : std::vector<Levels>{training_params(context, model, options.quick_cpu_batch)};

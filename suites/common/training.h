@@ -69,6 +69,7 @@ struct CaseAxis {
   std::vector<std::string> values;
 };
 struct TrainingCaseOptions {
+  DefaultModels models;              // the models when --model names none (models_to_run)
   std::int64_t quick_cpu_batch = 0;  // as training_params'
   bool step_loop = false;            // step_loop_params' cases per model instead of training_params'
   bool largest_batch = false;        // and per model its {model, batch: largest} case (largest_batch.h)
