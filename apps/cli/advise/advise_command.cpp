@@ -10,7 +10,7 @@
 #include "common/recipe_script.h"
 #include "common/training.h"
 #include "cli/shared/child_runs.h"
-#include "cli/run/run_checks.h"
+#include "cli/shared/device_choice.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/exit_codes.h"
 #include "tipbench/models/model.h"

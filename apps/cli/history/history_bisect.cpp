@@ -1,6 +1,6 @@
 #include "history_bisect.h"
 
-#include "cli/gate/gate_flags.h"
+#include "cli/shared/cli_checks.h"
 #include "cli/shared/child_runs.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/exit_codes.h"

@@ -4,6 +4,9 @@
 //   if (auto code = check_outputs(o, argv, /*keeps_partial=*/o.resume.empty())) return *code;
 #pragma once
 
+#include "cli/shared/cli_checks.h"     // usage_error
+#include "cli/shared/device_choice.h"  // resolve_device
+
 #include "run_options.h"
 #include "tipbench/runner.h"
 
@@ -15,13 +18,6 @@
 #include <vector>
 
 namespace tipbench::cli {
-
-// Prints "error: MESSAGE" and returns exit 2.
-int usage_error(const std::string& message);
-
-// "auto" is cuda:0 when a CUDA device exists, else cpu. An explicit cuda without a device is an
-// error, not a silent fallback: a CPU number must never pass for a GPU one.
-std::optional<c10::Device> resolve_device(const std::string& name, std::string& error);
 
 // The suites named (or all); an unknown name is an InputError, never dropped silently.
 std::vector<const Suite*> selected_suites(const std::vector<std::string>& names);

@@ -2,6 +2,7 @@
 
 #include "tipbench/atomic_file.h"
 #include "tipbench/error_text.h"
+#include "tipbench/exit_codes.h"
 #include "tipbench/real_number.h"
 
 #include <fmt/format.h>
@@ -115,6 +116,11 @@ bool output_dir_writable(const std::string& flag, const std::string& dir) {
   const auto problem = output_dir_problem(dir);
   if (problem) fmt::print(stderr, "error: {} {}: cannot write there: {}\n", flag, abbreviated(dir), *problem);
   return !problem;
+}
+
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "error: {}\n", message);
+  return exit_code::usage;
 }
 
 }  // namespace tipbench::cli

@@ -13,6 +13,9 @@
 
 namespace tipbench::cli {
 
+// Prints "error: MESSAGE" and returns exit 2.
+int usage_error(const std::string& message);
+
 // Bad flags or values: one `error:` line, exit 2.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
