@@ -116,6 +116,7 @@ TEST_P(HistoryStore, StoresEveryBlockOnceAndAgainIsANoOp) {
   EXPECT_EQ(runs[0].samples, first.samples);
   EXPECT_EQ(runs[0].fingerprint_slug, result.context.fingerprint_slug);
   EXPECT_EQ(runs[0].timestamp_utc, result.context.timestamp_utc);
+  EXPECT_EQ(store.device_of_runs(), (std::map<std::int64_t, std::string>{{first.run_id, result.context.device}}));
 }
 
 // Two processes open an empty store (both make its schema) and ingest at once.

@@ -49,12 +49,6 @@ struct HistoryFlags {
 };
 
 // The device each run was measured on, for re-running its series.
-std::map<std::int64_t, std::string> device_of_runs(const history::HistoryStore& store) {
-  std::map<std::int64_t, std::string> devices;
-  for (const auto& r : store.runs()) devices[r.id] = r.device;
-  return devices;
-}
-
 std::string store_path(const HistoryFlags& f) {
   if (!f.store.empty()) return f.store;
   if (const char* env = std::getenv("TIPBENCH_HISTORY_STORE"); env && *env) return env;
@@ -181,7 +175,7 @@ int detect(HistoryFlags& f) {
     if (!f.markdown_out.empty()) write_file_atomically(f.markdown_out, history::detect_markdown(report));
     if (f.confirm) {
       return with_child_runs("history",
-                             [&] { return confirm_new_regressions(report, device_of_runs(*store), f.builds); });
+                             [&] { return confirm_new_regressions(report, store->device_of_runs(), f.builds); });
     }
     return report.new_regressions() > 0 ? exit_code::failed : exit_code::ok;
   } catch (const history::StoreError& e) {
@@ -199,7 +193,7 @@ int bisect(HistoryFlags& f) {
   f.detect.min_change_floor = f.min_change_pct / 100;
   return with_child_runs("history", [&] {
     const auto report = history::detect(*store, f.detect);
-    return bisect_regression(report, device_of_runs(*store), f.bisect, f.builds);
+    return bisect_regression(report, store->device_of_runs(), f.bisect, f.builds);
   });
 }
 

@@ -38,6 +38,12 @@ std::vector<StoredRun> HistoryStore::runs() const {
   return out;
 }
 
+std::map<std::int64_t, std::string> HistoryStore::device_of_runs() const {
+  std::map<std::int64_t, std::string> out;
+  db_->query("SELECT id, device FROM runs", {}, [&](const SqlRow& q) { out[q.integer(0)] = q.text(1); });
+  return out;
+}
+
 std::vector<SeriesInfo> HistoryStore::series() const {
   std::vector<SeriesInfo> out;
   db_->query(
