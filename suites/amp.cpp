@@ -40,8 +40,9 @@ TrainingSpec spec_at(const std::string& model, std::int64_t batch, const ArmSpec
 
 }  // namespace
 
-class Amp final : public Suite {
+class Amp final : public SuiteWithLargestBatch {
  public:
+  Amp() : SuiteWithLargestBatch(make_at) {}
   std::string name() const override { return "amp"; }
   std::string description() const override {
     return "precision of the training step: fp32 (default) vs bf16 autocast vs fp16 autocast with loss "
@@ -60,14 +61,7 @@ class Amp final : public Suite {
     if (auto why = precision_unsupported_reason(context.device, parse_precision(level(arm.levels, "precision")))) {
       return why;
     }
-    return largest_.skip_reason(context, c);
-  }
-
-  void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
-
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
-                                    const TrialInfo&) const override {
-    return largest_.prepare(*this, context, c, arm);
+    return SuiteWithLargestBatch::skip_reason(context, c, arm);
   }
 
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {
@@ -97,8 +91,6 @@ class Amp final : public Suite {
                                            std::int64_t batch) {
     return make_training_workload(context, spec_at(level(c.params, "model"), batch, arm));
   }
-
-  LargestBatchCases largest_{make_at};
 };
 
 TIPBENCH_REGISTER_SUITE(Amp);

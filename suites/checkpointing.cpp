@@ -106,8 +106,9 @@ std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1024.0
 
 }  // namespace
 
-class Checkpointing final : public Suite {
+class Checkpointing final : public SuiteWithLargestBatch {
  public:
+  Checkpointing() : SuiteWithLargestBatch(make_at) {}
   std::string name() const override { return "checkpointing"; }
   std::string description() const override {
     return "activation checkpointing off (default) vs per stage / every 2 units: step overhead, activation "
@@ -124,17 +125,10 @@ class Checkpointing final : public Suite {
   }
 
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
-                                         const ArmSpec&) const override {
+                                         const ArmSpec& arm) const override {
     if (auto why = model_code_fixed(level(c.params, "model"), "splits the model into checkpointed segments"))
       return why;
-    return largest_.skip_reason(context, c);
-  }
-
-  void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
-
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
-                                    const TrialInfo&) const override {
-    return largest_.prepare(*this, context, c, arm);
+    return SuiteWithLargestBatch::skip_reason(context, c, arm);
   }
 
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {
@@ -166,8 +160,6 @@ class Checkpointing final : public Suite {
     return std::make_unique<CheckpointedTraining>(context, level(c.params, "model"), batch,
                                                   CheckpointPolicy::parse(level(arm.levels, "checkpoint")));
   }
-
-  LargestBatchCases largest_{make_at};
 };
 
 TIPBENCH_REGISTER_SUITE(Checkpointing);

@@ -75,8 +75,9 @@ std::vector<ArmSpec> grad_mode_arms() {
 
 }  // namespace
 
-class Inference final : public Suite {
+class Inference final : public SuiteWithLargestBatch {
  public:
+  Inference() : SuiteWithLargestBatch(make_at) {}
   std::string name() const override { return "inference"; }
   std::string description() const override {
     return "an eval() forward pass under grad mode (the mistake) vs NoGradGuard vs InferenceMode: throughput, "
@@ -88,15 +89,6 @@ class Inference final : public Suite {
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     return training_cases(context, grad_mode_arms(), {}, {.largest_batch = true});
   }
-  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
-                                         const ArmSpec&) const override {
-    return largest_.skip_reason(context, c);
-  }
-  void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
-  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
-                                    const TrialInfo&) const override {
-    return largest_.prepare(*this, context, c, arm);
-  }
 
  private:
   static std::unique_ptr<Workload> make_at(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
@@ -104,8 +96,6 @@ class Inference final : public Suite {
     return std::make_unique<Evaluation>(context, level(c.params, "model"), batch,
                                         parse_grad_mode(level(arm.levels, "grad_mode")));
   }
-
-  LargestBatchCases largest_{make_at};
 };
 
 TIPBENCH_REGISTER_SUITE(Inference);

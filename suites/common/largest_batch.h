@@ -3,13 +3,12 @@
 // largest batch their setting fits on a CUDA device (an out-of-memory search, device_memory.h).
 // Every arm is searched in prepare_run, before any trial, so no trial's memory peak includes a
 // failed attempt; the trials reuse the answer (a fresh-process trial searches again). Off CUDA
-// the case is skipped with the reason. A suite owns one, given how to make an arm's workload at a
-// batch, and hands it every case. Example:
-//   cases:        return training_cases(context, arms, {}, {.largest_batch = true});
-//   skip_reason:  return largest_.skip_reason(context, c);
-//   prepare_run:  largest_.search_all(*this, context);
-//   prepare:      return largest_.prepare(*this, context, c, arm);
-//   notes:        if (auto found = largest_batch_found(arm)) ...
+// the case is skipped with the reason. Such a suite derives from SuiteWithLargestBatch, given how
+// to make an arm's workload at a batch. Example (suites/inference.cpp):
+//   class Inference final : public SuiteWithLargestBatch {
+//     Inference() : SuiteWithLargestBatch(make_at) {}
+//     cases:  return training_cases(context, arms, {}, {.largest_batch = true});
+//     notes:  if (auto found = largest_batch_found(arm)) ...
 #pragma once
 
 #include "common/device_memory.h"
@@ -54,6 +53,26 @@ class LargestBatchCases {
 
   MakeAt make_at_;
   mutable LargestBatchSearches searches_;
+};
+
+// A suite whose cases include largest-batch ones: prepare_run searches them, prepare makes every
+// arm's workload (at its case's batch, or at the largest found), skip_reason skips them off CUDA.
+// A suite that skips more returns SuiteWithLargestBatch::skip_reason last.
+class SuiteWithLargestBatch : public Suite {
+ public:
+  explicit SuiteWithLargestBatch(LargestBatchCases::MakeAt make_at) : largest_(std::move(make_at)) {}
+  std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
+                                         const ArmSpec&) const override {
+    return LargestBatchCases::skip_reason(context, c);
+  }
+  void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
+  std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
+                                    const TrialInfo&) const override {
+    return largest_.prepare(*this, context, c, arm);
+  }
+
+ private:
+  LargestBatchCases largest_;
 };
 
 }  // namespace tipbench::suites
