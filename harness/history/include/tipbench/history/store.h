@@ -121,7 +121,7 @@ class HistoryStore {
   // The same for a file already read and parsed.
   IngestOutcome ingest(const std::string& bytes, const Result& run, const std::string& source);
 
-  std::vector<StoredRun> runs() const;  // oldest first (by the run's own time)
+  std::vector<StoredRun> runs() const;                         // oldest first (by the run's own time)
   std::map<std::int64_t, std::string> device_of_runs() const;  // run id -> its device ("cuda:0")
   std::vector<SeriesInfo> series() const;
   std::vector<TrendPoint> trend(std::int64_t series_id) const;  // oldest run first
