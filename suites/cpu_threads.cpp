@@ -112,7 +112,8 @@ Ingredient threads(int count) {
             const int before = at::get_num_threads();
             at::set_num_threads(count);
             return [before] { at::set_num_threads(before); };
-          }};
+          },
+          .load_sensitive = "a thread count's win depends on how many cores other processes leave free"};
 }
 
 [[maybe_unused]] const bool kThreadIngredients = [] {

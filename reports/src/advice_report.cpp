@@ -27,10 +27,28 @@ std::string memory_text(const std::optional<Comparison>& c) {
 }
 
 std::string recipe_cell(const AdvisedTip& tip) {
-  if (tip.in_recipe) return "**in**";
-  if (!tip.left_out.empty()) return "left out: " + markdown_escape(tip.left_out);
-  if (!tip.not_measured.empty()) return markdown_escape(tip.not_measured);
-  return "-";
+  std::string cell = "-";
+  if (tip.in_recipe) {
+    cell = "**in**";
+  } else if (!tip.left_out.empty()) {
+    cell = "left out: " + markdown_escape(tip.left_out);
+  } else if (!tip.not_measured.empty()) {
+    cell = markdown_escape(tip.not_measured);
+  }
+  if (!tip.load_sensitive.empty() && tip.throughput) cell += " (depends on the load: " + tip.load_sensitive + ")";
+  return cell;
+}
+
+// What the advice stands on: a warning first when it is not to act on, then each run's conditions.
+std::string standing(const Advice& advice) {
+  std::string md;
+  if (!advice.not_to_keep.empty()) {
+    md += fmt::format("> **Not advice to keep:** {}.\n\n", fmt::join(advice.not_to_keep, "; "));
+  }
+  if (!advice.conditions.empty()) {
+    md += fmt::format("Conditions of measurement: {}.\n\n", fmt::join(advice.conditions, "; "));
+  }
+  return md;
 }
 
 std::string ranked_table(const Advice& advice) {
@@ -98,6 +116,7 @@ nlohmann::json comparison_json(const std::optional<Comparison>& c) {
 
 std::string advice_markdown(const Advice& advice, const AdviceFiles& files) {
   std::string md = fmt::format("# tipbench advise: {} on {}\n\n", advice.model, advice.device);
+  md += standing(advice);
   md += fmt::format("Command: `{}`  \nSingle-tip results: `{}`", files.command, files.single);
   if (!files.recipe.empty()) md += fmt::format("; the recipe's: `{}`", files.recipe);
   md +=
@@ -127,6 +146,7 @@ nlohmann::json advice_json(const Advice& advice) {
                       {"changes", tip.changes},
                       {"in_recipe", tip.in_recipe},
                       {"left_out", tip.left_out},
+                      {"load_sensitive", tip.load_sensitive},
                       {"not_measured", tip.not_measured}});
   }
   const auto& outcome = advice.outcome;
@@ -134,6 +154,8 @@ nlohmann::json advice_json(const Advice& advice) {
   for (const auto& w : outcome.worth) worth.push_back(comparison_json(w));
   return {{"model", advice.model},
           {"device", advice.device},
+          {"not_to_keep", advice.not_to_keep},
+          {"conditions", advice.conditions},
           {"excluded_changes", advice.excluded_changes},
           {"ranked", ranked},
           {"recipe",

@@ -21,9 +21,12 @@ std::string memory_cell(const std::optional<Comparison>& c) {
 }
 
 std::string recipe_cell(const AdvisedTip& tip) {
-  if (tip.in_recipe) return "<b>in</b>";
-  if (!tip.left_out.empty()) return "left out: " + html_escape(tip.left_out);
-  return html_escape(tip.not_measured);
+  std::string cell = html_escape(tip.not_measured);
+  if (tip.in_recipe) cell = "<b>in</b>";
+  if (!tip.in_recipe && !tip.left_out.empty()) cell = "left out: " + html_escape(tip.left_out);
+  if (!tip.load_sensitive.empty() && tip.throughput)
+    cell += " (depends on the load: " + html_escape(tip.load_sensitive) + ")";
+  return cell;
 }
 
 std::string recipe_summary(const Advice& advice) {
@@ -44,6 +47,14 @@ std::string recipe_summary(const Advice& advice) {
 
 std::string advice_section(const Advice& advice) {
   std::string h = fmt::format("<h2>Advice: {} on {}</h2>\n", html_escape(advice.model), html_escape(advice.device));
+  if (!advice.not_to_keep.empty()) {
+    h += "<p class=warn><b>Not advice to keep:</b> " +
+         html_escape(fmt::format("{}", fmt::join(advice.not_to_keep, "; "))) + ".</p>\n";
+  }
+  if (!advice.conditions.empty()) {
+    h += "<p>Conditions of measurement: " + html_escape(fmt::format("{}", fmt::join(advice.conditions, "; "))) +
+         ".</p>\n";
+  }
   h += "<table><tr><th>#</th><th>tip</th><th>arm</th><th>throughput vs default [95% CI]</th><th>peak memory</th>"
        "<th>changes</th><th>recipe</th></tr>\n";
   int rank = 0;

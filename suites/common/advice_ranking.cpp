@@ -2,6 +2,7 @@
 
 #include "common/recipe.h"
 
+#include "tipbench/run_conditions.h"
 #include "tipbench/stats.h"
 #include "tipbench/summary.h"
 
@@ -32,7 +33,10 @@ std::string why_not_ok(const ArmResult& arm) {
 }
 
 AdvisedTip rank_one(const Result& single, const Ingredient& ingredient, const std::string& model) {
-  AdvisedTip r{.tip = ingredient.tip, .arm = ingredient.arm, .changes = ingredient.changes};
+  AdvisedTip r{.tip = ingredient.tip,
+               .arm = ingredient.arm,
+               .changes = ingredient.changes,
+               .load_sensitive = ingredient.load_sensitive};
   const SuiteResult* suite = find_suite(single, ingredient.tip);
   if (!suite) {
     r.not_measured = "not in the single-tip results";
@@ -50,6 +54,16 @@ AdvisedTip rank_one(const Result& single, const Ingredient& ingredient, const st
     r.memory = comparison(c, ingredient.arm, true);
     if (r.not_measured.empty() && !r.throughput) r.not_measured = "no comparison with the baseline (too few blocks)";
     r.winner = r.throughput && r.throughput->verdict == stats::Verdict::faster;
+    if (r.winner) {
+      // x28.0 [2.9, 37.0] on a loaded 2-core machine: significant, and no estimate of anything.
+      const auto& e = r.throughput->estimate;
+      if (e.ci_high - e.ci_low > e.ratio) {
+        r.winner = false;
+        r.left_out =
+            fmt::format("too noisy to call a win: its 95% interval [{:.3f}, {:.3f}] is wider than the ratio itself",
+                        e.ci_low, e.ci_high);
+      }
+    }
     return r;
   }
   r.not_measured = fmt::format("{} measured no case of {} alone on {}", ingredient.tip, ingredient.arm, model);
@@ -68,10 +82,44 @@ std::string left_out_reason(const Ingredient& ingredient, const std::vector<cons
   return "";
 }
 
+// Whether a run was made with --quick (its recorded command line says so).
+bool is_quick(const Result& run) {
+  const auto& argv = run.context.argv;
+  return std::find(argv.begin(), argv.end(), "--quick") != argv.end();
+}
+
+// The run's conditions of measurement as a line of the advice, and why they make it advice not to
+// act on: a --quick run, or other processes' load beyond the bound the gate uses for two runs.
+void note_run(Advice& advice, const std::string& which, const Result& run) {
+  if (run.context.conditions.is_null()) {
+    advice.conditions.push_back(which + " run: no conditions recorded (a result before schema 1.6)");
+  } else {
+    const RunConditions c = conditions_from_json(run.context.conditions);
+    std::string line =
+        fmt::format("{} run: other processes kept {:.0f}% of its {} CPUs busy, the hypervisor stole {:.0f}%", which,
+                    100 * c.foreign_cpu.value_or(0), c.cpus, 100 * c.steal.value_or(0));
+    if (c.load_average_start && c.load_average_end) {
+      line += fmt::format(", load average {:.1f} to {:.1f}", *c.load_average_start, *c.load_average_end);
+    }
+    advice.conditions.push_back(line);
+    const ConditionsBound bound;
+    if (c.foreign_cpu.value_or(0) >= bound.foreign_cpu || c.steal.value_or(0) >= bound.steal) {
+      advice.not_to_keep.push_back(
+          fmt::format("the {} run shared its CPUs with other work ({:.0f}% busy with other processes, {:.0f}% stolen): "
+                      "measure on a quiet machine before acting on its ratios",
+                      which, 100 * c.foreign_cpu.value_or(0), 100 * c.steal.value_or(0)));
+    }
+  }
+  if (is_quick(run)) {
+    advice.not_to_keep.push_back("the " + which + " run is --quick: a smoke run of few short trials");
+  }
+}
+
 }  // namespace
 
 Advice rank_tips(const Result& single, const std::string& model, const std::set<std::string>& excluded_changes) {
   Advice advice{.model = model, .device = single.context.device, .excluded_changes = excluded_changes};
+  note_run(advice, "single-tip", single);
   for (const auto& ingredient : all_ingredients()) advice.ranked.push_back(rank_one(single, ingredient, model));
   const bool any =
       std::any_of(advice.ranked.begin(), advice.ranked.end(), [](const AdvisedTip& r) { return !r.case_name.empty(); });
@@ -95,6 +143,7 @@ Advice rank_tips(const Result& single, const std::string& model, const std::set<
 }
 
 void read_recipe(const Result& recipe_run, Advice& advice) {
+  note_run(advice, "recipe", recipe_run);
   RecipeOutcome& out = advice.outcome;
   out = {};
   const SuiteResult* suite = find_suite(recipe_run, "recipe");

@@ -70,6 +70,9 @@ struct Ingredient {
   // why): ranked and given its Python lines all the same.
   std::function<Restore(const SuiteContext&, TrainingSpec&)> apply;
   std::string outside_recipe;
+  // Why the arm's win depends on what else runs on the machine (a thread count's does): said
+  // beside its ratio. "" when it does not.
+  std::string load_sensitive;
 
   std::string key() const { return tip + ":" + arm; }
   bool in_training_step() const { return static_cast<bool>(apply); }

@@ -42,6 +42,10 @@ TEST(AdviseCli, QuickCpuAdviceRanksMeasuresTheRecipeAndWritesRunnableCode) {
   EXPECT_EQ(advice.at("model"), "small_cnn");
   EXPECT_EQ(advice.at("device"), "cpu");
   EXPECT_GE(advice.at("ranked").size(), 10u);
+  // Quick runs are smoke: the advice says so first, with the runs' conditions of measurement.
+  EXPECT_TRUE(contains(advice.at("not_to_keep").dump(), "the single-tip run is --quick")) << advice.dump();
+  EXPECT_GE(advice.at("conditions").size(), 1u);
+  EXPECT_TRUE(contains(read_bytes(out / "advice.md"), "> **Not advice to keep:**"));
   std::size_t in_recipe = 0;
   for (const auto& tip : advice.at("ranked")) {
     if (!tip.at("in_recipe").get<bool>()) continue;

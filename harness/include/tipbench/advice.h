@@ -26,7 +26,8 @@ struct AdvisedTip {
   std::string not_measured;              // why there is no ratio (skipped, failed, not run)
   bool winner = false;                   // faster, by the harness's verdict
   bool in_recipe = false;
-  std::string left_out;  // why a winner is not in the recipe ("" when it is)
+  std::string left_out;        // why a (would-be) winner is not in the recipe ("" when it is)
+  std::string load_sensitive;  // why its win depends on the machine's load ("" when it does not)
   std::string key() const { return tip + ":" + arm; }
 };
 
@@ -48,6 +49,8 @@ struct Advice {
   std::set<std::string> excluded_changes;  // labels the user left out (advise --exclude)
   RecipeOutcome outcome;                   // empty until the recipe is measured
   std::string code;                        // the lines of recipe.py that apply the recipe's tips
+  std::vector<std::string> conditions;     // each run's conditions of measurement, a line each
+  std::vector<std::string> not_to_keep;    // why this advice is not to act on (a --quick run, a loaded machine)
 };
 
 }  // namespace tipbench

@@ -135,4 +135,44 @@ TEST(Advice, TheRecipesRatioSitsBesideTheProductOfTheSingles) {
   EXPECT_EQ(json.at("ranked").size(), tipbench::suites::all_ingredients().size());
 }
 
+// A --quick run, or one that shared its CPUs, is advice not to act on, said first with each run's
+// conditions; a significant ratio whose interval is wider than itself is no win (x28.0 [2.9, 37.0]
+// from a loaded 2-core machine); a thread count's ratio says that it depends on the load.
+TEST(Advice, AQuickOrLoadedRunIsNotAdviceToKeepAndANoisyRatioIsNoWin) {
+  Result loaded = single_tips();
+  loaded.context.argv = {"tipbench", "run", "--quick"};
+  loaded.context.conditions = {{"cpus", 2},
+                               {"wall_s", 60.0},
+                               {"foreign_cpu", 0.45},
+                               {"steal", 0.0},
+                               {"load_average_start", 5.2},
+                               {"load_average_end", 6.1}};
+  add_tip(loaded, "cpu_threads", {}, "default", "t1", 28.0, Verdict::faster);
+  loaded.suites.back().cases[0].comparisons[0].estimate = {.ratio = 28.0, .ci_low = 2.9, .ci_high = 37.0, .blocks = 6};
+  const auto advice = tipbench::suites::rank_tips(loaded, "small_cnn", {});
+  const auto& threads = ranked(advice, "cpu_threads:t1");
+  EXPECT_FALSE(threads.winner);
+  EXPECT_FALSE(threads.in_recipe);
+  EXPECT_NE(threads.left_out.find("[2.900, 37.000] is wider than the ratio itself"), std::string::npos)
+      << threads.left_out;
+  EXPECT_FALSE(threads.load_sensitive.empty());
+  EXPECT_EQ(keys(advice), (std::vector<std::string>{"amp:bf16", "channels_last:nhwc", "cudnn_benchmark:on"}));
+  ASSERT_EQ(advice.not_to_keep.size(), 2u);
+  const std::string md = tipbench::reports::advice_markdown(advice, {.command = "tipbench advise --quick"});
+  EXPECT_EQ(md.find("> **Not advice to keep:** the single-tip run shared its CPUs"), md.find('\n') + 2) << md;
+  EXPECT_NE(md.find("the single-tip run is --quick: a smoke run"), std::string::npos) << md;
+  EXPECT_NE(md.find("other processes kept 45% of its 2 CPUs busy, the hypervisor stole 0%, load average 5.2 to 6.1"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("too noisy to call a win"), std::string::npos) << md;
+  EXPECT_NE(md.find("(depends on the load: "), std::string::npos) << md;
+  const auto json = tipbench::reports::advice_json(advice);
+  EXPECT_EQ(json.at("not_to_keep").size(), 2u);
+  EXPECT_EQ(json.at("conditions").size(), 1u);
+
+  Result quiet = single_tips();  // a full run on a quiet machine: nothing to warn of
+  quiet.context.conditions = {{"cpus", 2}, {"wall_s", 600.0}, {"foreign_cpu", 0.02}, {"steal", 0.0}};
+  EXPECT_TRUE(tipbench::suites::rank_tips(quiet, "small_cnn", {}).not_to_keep.empty());
+}
+
 }  // namespace
