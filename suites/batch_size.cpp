@@ -99,9 +99,9 @@ std::string sweep_note(const CaseResult& c, const MeasureSettings& settings) {
   for (std::size_t i = 1; i < ok.size(); ++i) {
     const auto k = compare_arms(*ok[i], *ok[i - 1], trial_throughput(), settings);
     if (!k) return fmt::format("{}: fewer than {} paired blocks; no growth to judge", c.name, kMinPairedBlocks);
-    last =
-        fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", ok[i]->arm, ok[i - 1]->arm, k->estimate.ratio,
-                    k->estimate.ci_low, k->estimate.ci_high, stats::to_string(k->verdict), k->noisy ? " [noisy]" : "");
+    last = fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", ok[i]->arm, ok[i - 1]->arm,
+                       k->estimate.ratio, k->estimate.ci_low, k->estimate.ci_high, stats::verdict_words(k->verdict),
+                       k->noisy ? " [noisy]" : "");
     if (k->verdict != stats::Verdict::faster) {
       return fmt::format("{}: throughput stops growing at batch {} ({})", c.name, level(ok[i - 1]->levels, "batch"),
                          last);

@@ -46,8 +46,9 @@ std::string best_count_note(const CaseResult& c) {
   if (best->baseline) return text + ", LibTorch's default";
   for (const auto& cmp : c.comparisons) {
     if (cmp.treatment == best->arm && cmp.metric == "throughput_samples_per_s") {
-      text += fmt::format(", x{:.2f} [{:.2f}, {:.2f}] the default's {} threads ({})", cmp.estimate.ratio,
-                          cmp.estimate.ci_low, cmp.estimate.ci_high, threads(c.arms[0]), stats::to_string(cmp.verdict));
+      text +=
+          fmt::format(", x{:.2f} [{:.2f}, {:.2f}] the default's {} threads ({})", cmp.estimate.ratio,
+                      cmp.estimate.ci_low, cmp.estimate.ci_high, threads(c.arms[0]), stats::verdict_words(cmp.verdict));
     }
   }
   return text;

@@ -37,7 +37,7 @@ std::string overlap_effect(const ArmResult& with, const ArmResult& without, cons
   }
   const auto& e = k->estimate;
   return fmt::format("{:+.1f}% (95% CI {:+.1f}% to {:+.1f}%, {} blocks: {}{})", 100 * (e.ratio - 1),
-                     100 * (e.ci_low - 1), 100 * (e.ci_high - 1), e.blocks, stats::to_string(k->verdict),
+                     100 * (e.ci_low - 1), 100 * (e.ci_high - 1), e.blocks, stats::verdict_words(k->verdict),
                      k->noisy ? " [noisy]" : "");
 }
 

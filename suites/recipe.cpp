@@ -148,7 +148,7 @@ class Recipe final : public Suite {
             "{}: {} is worth x{:.3f} [{:.3f}, {:.3f}] inside the recipe (the recipe vs the "
             "recipe without it): {}",
             level(c.params, "model"), arm.arm.substr(std::string(kWithoutPrefix).size()), worth->estimate.ratio,
-            worth->estimate.ci_low, worth->estimate.ci_high, stats::to_string(worth->verdict)));
+            worth->estimate.ci_low, worth->estimate.ci_high, stats::verdict_words(worth->verdict)));
       }
     }
     return out;

@@ -56,7 +56,7 @@ ArmStatus arm_status_from(const std::string& s) {
 
 stats::Verdict verdict_from(const std::string& s) {
   using stats::Verdict;
-  for (auto v : {Verdict::faster, Verdict::slower, Verdict::no_significant_difference}) {
+  for (auto v : {Verdict::faster, Verdict::slower, Verdict::under_threshold, Verdict::no_significant_difference}) {
     if (stats::to_string(v) == s) return v;
   }
   throw std::invalid_argument("unknown verdict '" + s + "'");

@@ -319,7 +319,18 @@ std::string_view to_string(Verdict verdict) {
   switch (verdict) {
     case Verdict::faster: return "faster";
     case Verdict::slower: return "slower";
+    case Verdict::under_threshold: return "under_threshold";
     case Verdict::no_significant_difference: return "no_significant_difference";
+  }
+  return "unknown";
+}
+
+std::string_view verdict_words(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::faster: return "faster";
+    case Verdict::slower: return "slower";
+    case Verdict::under_threshold: return "significant, under the threshold";
+    case Verdict::no_significant_difference: return "no detectable difference";
   }
   return "unknown";
 }
@@ -332,7 +343,10 @@ Verdict decide(const RatioEstimate& estimate, const VerdictPolicy& policy) {
   // enough out on that same side.
   const bool went_up = estimate.ci_low > 1 && estimate.ratio - 1 >= policy.practical_threshold;
   const bool went_down = estimate.ci_high < 1 && 1 - estimate.ratio >= policy.practical_threshold;
-  if (!went_up && !went_down) return Verdict::no_significant_difference;
+  if (!went_up && !went_down) {
+    const bool significant = estimate.ci_low > 1 || estimate.ci_high < 1;
+    return significant ? Verdict::under_threshold : Verdict::no_significant_difference;
+  }
   // A higher ratio is good news for throughput and bad news for step time or memory.
   return went_up == policy.higher_is_better ? Verdict::faster : Verdict::slower;
 }

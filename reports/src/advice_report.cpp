@@ -19,7 +19,7 @@ std::string ratio_text(const std::optional<Comparison>& c) {
 
 std::string verdict_text(const std::optional<Comparison>& c) {
   if (!c) return "-";
-  return std::string(stats::to_string(c->verdict)) + (c->noisy ? " (noisy)" : "");
+  return std::string(stats::verdict_words(c->verdict)) + (c->noisy ? " (noisy)" : "");
 }
 
 std::string memory_text(const std::optional<Comparison>& c) {

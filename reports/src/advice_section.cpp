@@ -13,7 +13,7 @@ namespace {
 std::string ratio_cell(const std::optional<Comparison>& c) {
   if (!c) return "-";
   return fmt::format("x{:.3f} [{:.3f}, {:.3f}] {}{}", c->estimate.ratio, c->estimate.ci_low, c->estimate.ci_high,
-                     html_escape(std::string(stats::to_string(c->verdict))), c->noisy ? " [noisy]" : "");
+                     html_escape(std::string(stats::verdict_words(c->verdict))), c->noisy ? " [noisy]" : "");
 }
 
 std::string memory_cell(const std::optional<Comparison>& c) {

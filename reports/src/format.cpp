@@ -38,13 +38,9 @@ std::string metric_heading(const std::string& metric) {
 }
 
 std::string verdict_label(const std::string& metric, stats::Verdict verdict) {
-  if (metric_label(metric) != "memory") return std::string(stats::to_string(verdict));
-  switch (verdict) {
-    case stats::Verdict::faster: return "less memory";
-    case stats::Verdict::slower: return "more memory";
-    case stats::Verdict::no_significant_difference: break;
-  }
-  return std::string(stats::to_string(verdict));
+  if (metric_label(metric) == "memory" && verdict == stats::Verdict::faster) return "less memory";
+  if (metric_label(metric) == "memory" && verdict == stats::Verdict::slower) return "more memory";
+  return std::string(stats::verdict_words(verdict));
 }
 
 std::string verdict_label(const Comparison& c) { return verdict_label(c.metric, c.verdict); }

@@ -52,8 +52,23 @@ using tipbench::testing::write_bytes;
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.8");
+  EXPECT_EQ(tipbench::schema_version(), "1.9");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
+}
+
+// Since 1.9 a significant change under the threshold has its own verdict, which reads back; an
+// older document's no_significant_difference reads as it was written.
+TEST(ResultSchema, TheUnderThresholdVerdictRoundTrips) {
+  Result r = sample_result();
+  r.suites[0].cases[0].comparisons.at(0).verdict = tipbench::stats::Verdict::under_threshold;
+  ojson doc = tipbench::to_json_document(r);
+  EXPECT_EQ(doc["suites"][0]["cases"][0]["comparisons"][0]["verdict"], "under_threshold");
+  EXPECT_EQ(tipbench::parse_result(doc, "memory").suites[0].cases[0].comparisons.at(0).verdict,
+            tipbench::stats::Verdict::under_threshold);
+  doc["schema_version"] = "1.8";
+  doc["suites"][0]["cases"][0]["comparisons"][0]["verdict"] = "no_significant_difference";
+  EXPECT_EQ(tipbench::parse_result(doc, "memory").suites[0].cases[0].comparisons.at(0).verdict,
+            tipbench::stats::Verdict::no_significant_difference);
 }
 
 // A result from before sequential blocks (1.6: no min_blocks, no stop reasons) ran a fixed
@@ -184,7 +199,7 @@ TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.8");
+  EXPECT_EQ(doc.at("schema_version"), "1.9");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));

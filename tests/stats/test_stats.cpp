@@ -249,8 +249,9 @@ TEST(Decide, NeedsBothIntervalAndPracticalEffect) {
   using V = st::Verdict;
   EXPECT_EQ(st::decide({.ratio = 1.05, .ci_low = 1.03, .ci_high = 1.07}, throughput), V::faster);
   EXPECT_EQ(st::decide({.ratio = 0.95, .ci_low = 0.93, .ci_high = 0.97}, throughput), V::slower);
-  // Statistically clear, practically negligible.
-  EXPECT_EQ(st::decide({.ratio = 1.01, .ci_low = 1.005, .ci_high = 1.015}, throughput), V::no_significant_difference);
+  // Statistically clear, practically negligible: significant, under the threshold.
+  EXPECT_EQ(st::decide({.ratio = 1.01, .ci_low = 1.005, .ci_high = 1.015}, throughput), V::under_threshold);
+  EXPECT_EQ(st::decide({.ratio = 0.987, .ci_low = 0.9870, .ci_high = 0.9875}, throughput), V::under_threshold);
   // Large but the interval straddles 1.
   EXPECT_EQ(st::decide({.ratio = 1.10, .ci_low = 0.98, .ci_high = 1.2}, throughput), V::no_significant_difference);
   // Exactly at the threshold counts ("at least").
@@ -281,11 +282,16 @@ TEST(Decide, AAShowsNoDifference) {
     const double cv = 0.01 + 0.01 * static_cast<double>(s % 11) / 10.0;  // sweep 1% .. 2%
     const Paired aa = experiment(/*seed=*/9000 + s, /*blocks=*/20, /*true_ratio=*/1.0, cv);
     const st::RatioEstimate r = estimate(aa, /*seed=*/s);
-    quiet += st::decide(r, {}) == st::Verdict::no_significant_difference ? 1 : 0;
+    const st::Verdict v = st::decide(r, {});
+    quiet += v != st::Verdict::faster && v != st::Verdict::slower ? 1 : 0;
     ci_excludes_one += (r.ci_low > 1 || r.ci_high < 1) ? 1 : 0;
+    // Between the two quiet words the interval alone decides.
+    if (v != st::Verdict::faster && v != st::Verdict::slower) {
+      EXPECT_EQ(v == st::Verdict::under_threshold, r.ci_low > 1 || r.ci_high < 1) << s;
+    }
   }
-  report_rate("A/A no_significant_difference", quiet, kSeeds);
-  report_rate("A/A interval excludes 1 (statistical test alone)", ci_excludes_one, kSeeds);
+  report_rate("A/A neither faster nor slower", quiet, kSeeds);
+  report_rate("A/A interval excludes 1 (statistical test alone: under_threshold)", ci_excludes_one, kSeeds);
   EXPECT_GE(quiet, 190);  // >= 95%
 }
 
@@ -309,19 +315,23 @@ TEST(Decide, CatchesAPlantedStepTimeIncrease) {
   }
 }
 
-TEST(Decide, EffectBelowThresholdIsNotReportedEvenWhenSignificant) {
+TEST(Decide, ASignificantEffectBelowTheThresholdIsUnderThreshold) {
   // A 1% effect measured with almost no noise: the interval clearly excludes 1, but 1% < 2%.
   const Paired p = experiment(/*seed=*/77, /*blocks=*/20, /*true_ratio=*/1.01, /*cv=*/0.001);
   const st::RatioEstimate r = estimate(p, 77);
   ASSERT_GT(r.ci_low, 1.0);
-  EXPECT_EQ(st::decide(r, {.practical_threshold = 0.02}), st::Verdict::no_significant_difference);
+  EXPECT_EQ(st::decide(r, {.practical_threshold = 0.02}), st::Verdict::under_threshold);
   EXPECT_EQ(st::decide(r, {.practical_threshold = 0.005}), st::Verdict::faster);
 }
 
 TEST(Verdict, HasStableNames) {
   EXPECT_EQ(st::to_string(st::Verdict::faster), "faster");
   EXPECT_EQ(st::to_string(st::Verdict::slower), "slower");
+  EXPECT_EQ(st::to_string(st::Verdict::under_threshold), "under_threshold");
   EXPECT_EQ(st::to_string(st::Verdict::no_significant_difference), "no_significant_difference");
+  // The words people read: what each verdict shows and what it does not.
+  EXPECT_EQ(st::verdict_words(st::Verdict::under_threshold), "significant, under the threshold");
+  EXPECT_EQ(st::verdict_words(st::Verdict::no_significant_difference), "no detectable difference");
 }
 
 // ---------------------------------------------------------------------------------------------

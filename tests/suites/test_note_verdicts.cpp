@@ -89,7 +89,7 @@ TEST(NoteVerdicts, BatchSizeSweepJudgesEachBatchAgainstTheOneBeforeAsTheHarnessW
     if (k.verdict != tipbench::stats::Verdict::faster) {
       EXPECT_TRUE(contains(
           note, fmt::format("{} vs {}: throughput x{:.2f} [{:.2f}, {:.2f}] {}{}", k.treatment, k.baseline, e.ratio,
-                            e.ci_low, e.ci_high, tipbench::stats::to_string(k.verdict), noisy_mark(k))))
+                            e.ci_low, e.ci_high, tipbench::stats::verdict_words(k.verdict), noisy_mark(k))))
           << note;
       EXPECT_TRUE(contains(note, "stops growing at batch " + tipbench::level(c.arms[i - 1].levels, "batch"))) << note;
       return;
@@ -114,7 +114,7 @@ TEST(NoteVerdicts, DataParallelOverlapIsTheHarnessComparisonOfDdpOverDdpNoOverla
   EXPECT_TRUE(contains(notes, fmt::format("changed throughput by {:+.1f}% (95% CI {:+.1f}% to {:+.1f}%, {} blocks: "
                                           "{}{})",
                                           100 * (e.ratio - 1), 100 * (e.ci_low - 1), 100 * (e.ci_high - 1), e.blocks,
-                                          tipbench::stats::to_string(k.verdict), noisy_mark(k))))
+                                          tipbench::stats::verdict_words(k.verdict), noisy_mark(k))))
       << notes;
   EXPECT_EQ(e.blocks, 6u);  // block 1 recorded nothing, block 6 ran one arm only: both dropped
 }
@@ -131,6 +131,7 @@ TEST(NoteVerdicts, LoaderCeilingIsTheHarnessComparisonOfEachCellOverTheModelsCon
   const std::map<tipbench::stats::Verdict, std::string> what{
       {tipbench::stats::Verdict::slower, "input-bound"},
       {tipbench::stats::Verdict::faster, "keeps up"},
+      {tipbench::stats::Verdict::under_threshold, "about even"},
       {tipbench::stats::Verdict::no_significant_difference, "about even"}};
   for (std::size_t i = 0; i + 1 < c.arms.size(); ++i) {
     const auto k = harness_comparison(c.arms[i], c.arms.back(), s);

@@ -28,8 +28,8 @@ inline constexpr int kSchemaMajor = 1;
 // 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims; 1.4: a suite's chart kind;
 // 1.5: model file; 1.6: conditions; 1.7: sequential blocks (a comparison's stop reason, t-intervals);
 // 1.8: a trial's reused_workload (kept workloads); a case's wall_s and budget_cut (--time-budget)
-inline constexpr int kSchemaMinor = 8;
-std::string schema_version();  // "1.8"
+inline constexpr int kSchemaMinor = 9;
+std::string schema_version();  // "1.9"
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {

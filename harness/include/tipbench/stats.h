@@ -115,8 +115,14 @@ MedianInterval median_interval(std::span<const double> xs, const BootstrapOption
 // when alpha is not in (0, 1) or a p-value is not in [0, 1].
 std::vector<bool> holm_reject(std::span<const double> p_values, double alpha);
 
-enum class Verdict { faster, slower, no_significant_difference };
-std::string_view to_string(Verdict verdict);
+// faster/slower: significant and beyond the practical threshold. under_threshold: significant (the
+// interval excludes 1) but the change is under the threshold (zero_grad's x0.987 [0.9870, 0.9875]
+// on an H100). no_significant_difference: the interval holds 1 (no detectable difference).
+enum class Verdict { faster, slower, under_threshold, no_significant_difference };
+std::string_view to_string(Verdict verdict);  // the result file's word: "under_threshold"
+// The words every summary, comparison and report shows: "faster", "slower", "significant, under
+// the threshold", "no detectable difference".
+std::string_view verdict_words(Verdict verdict);
 
 struct VerdictPolicy {
   double practical_threshold = 0.02;  // the smallest relative change that matters
@@ -124,7 +130,8 @@ struct VerdictPolicy {
 };
 
 // faster/slower needs both: the interval excludes 1 (statistical) and the point estimate moves
-// by at least the threshold (practical). Everything else is no_significant_difference.
+// by at least the threshold (practical); an interval that excludes 1 with a smaller move is
+// under_threshold; an interval that holds 1 is no_significant_difference.
 // "Moves by at least" means |ratio - 1| >= practical_threshold, on the side the interval is on.
 // Throws std::invalid_argument on a negative or NaN threshold.
 Verdict decide(const RatioEstimate& estimate, const VerdictPolicy& policy);
