@@ -263,11 +263,15 @@ std::string conditions_warning(const nlohmann::json& conditions) {
           g.gpu, 100 * *g.thermal_share);
     }
   }
-  if (foreign < bound.foreign_cpu && steal < bound.steal) return "";
+  if (!shared_its_cpus(c, bound)) return "";
   return fmt::format(
       "other processes kept {:.0f}% of this run's CPUs busy and the hypervisor stole {:.0f}%: its times are not "
       "comparable with a quiet run's (a stored gate against a quiet baseline is INCONCLUSIVE; docs/gate.md)",
       100 * foreign, 100 * steal);
+}
+
+bool shared_its_cpus(const RunConditions& c, const ConditionsBound& bound) {
+  return c.foreign_cpu.value_or(0) >= bound.foreign_cpu || c.steal.value_or(0) >= bound.steal;
 }
 
 std::string conditions_difference(const nlohmann::json& reference, const nlohmann::json& candidate,

@@ -102,8 +102,7 @@ void note_run(Advice& advice, const std::string& which, const Result& run) {
       line += fmt::format(", load average {:.1f} to {:.1f}", *c.load_average_start, *c.load_average_end);
     }
     advice.conditions.push_back(line);
-    const ConditionsBound bound;
-    if (c.foreign_cpu.value_or(0) >= bound.foreign_cpu || c.steal.value_or(0) >= bound.steal) {
+    if (shared_its_cpus(c)) {
       advice.not_to_keep.push_back(
           fmt::format("the {} run shared its CPUs with other work ({:.0f}% busy with other processes, {:.0f}% stolen): "
                       "measure on a quiet machine before acting on its ratios",

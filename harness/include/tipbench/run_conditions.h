@@ -93,4 +93,8 @@ struct ConditionsBound {
 std::string conditions_difference(const nlohmann::json& reference, const nlohmann::json& candidate,
                                   const ConditionsBound& bound);
 
+// Whether other processes or the hypervisor took at least the bound's share of a run's CPUs: a
+// run that shared its machine (conditions_warning says so; advise labels its advice).
+bool shared_its_cpus(const RunConditions& c, const ConditionsBound& bound = {});
+
 }  // namespace tipbench
