@@ -2,16 +2,26 @@
 // (Tensor Cores on a GPU) while reductions and the weights stay fp32; activations take half the
 // memory, so a larger batch fits. bfloat16 has fp32's exponent range; float16 does not, so its
 // gradients need dynamic loss scaling (common/loss_scaler.h, PyTorch's GradScaler).
-// Two experiments per model:
-//   batch:<b>       every arm at the same batch: throughput, peak memory, steps the scaler skipped
-//   batch:largest   CUDA only: each arm at the largest batch that fits (out-of-memory search
-//                   before the run), so "2x larger batch" is measured, not assumed
-// Baseline: fp32 (PyTorch's default). Treatments: bf16 autocast; fp16 autocast + loss scaling.
+// The seed's claim ("several times faster than fp32 ... 2x larger batch") has three parts, and
+// each arm tests one against the baseline, fp32 with PyTorch's defaults (IEEE matmuls, but cuDNN
+// convolutions already in TF32: aten/src/ATen/Context.h):
+//   bf16, fp16    AMP turned on from the defaults: what a user gains
+//   fp32_ieee     fp32 with TF32 off in cuDNN too (CUDA only): bf16 against it (the note) is
+//                 the claim's "faster than fp32", made when fp32 meant IEEE fp32
+//   bf16_2x       bf16 at twice the batch (not --quick): its peak memory against fp32's at the
+//                 batch is the claim's "2x larger batch"; its throughput what the batch buys
+// Cases per model: layout:nchw, and for a CNN layout:nhwc (channels_last in every arm, not
+// --quick), where 16-bit convolutions meet the layout Tensor Cores want; and, on CUDA,
+// batch:largest, each precision at the largest batch it fits (an out-of-memory search before the
+// run), so the batch claim is also measured directly.
 #include "common/autocast.h"
+#include "common/fp32_math.h"
 #include "common/largest_batch.h"
 #include "common/recipe.h"
+#include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
+#include "tipbench/summary.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -23,19 +33,66 @@ namespace {
 // --quick on a CPU: 16-bit autocast steps of small_cnn take ~20x fp32's there (415 vs 22 ms at
 // batch 32, measured on 2 EPYC cores), so the quick batch is 4.
 constexpr std::int64_t kAmpQuickCpuBatch = 4;
+constexpr const char* kIeeeArm = "fp32_ieee";
+constexpr const char* kDoubleBatchArm = "bf16_2x";
 
+ArmSpec precision_arm(Precision p) { return {precision_name(p), {{"precision", precision_name(p)}}}; }
+
+// The largest-batch case's arms: one per precision (memory alone decides its batch).
 std::vector<ArmSpec> precision_arms() {
-  std::vector<ArmSpec> arms;
-  for (Precision p : {Precision::fp32, Precision::bf16, Precision::fp16}) {
-    arms.push_back({precision_name(p), {{"precision", precision_name(p)}}});
-  }
+  return {precision_arm(Precision::fp32), precision_arm(Precision::bf16), precision_arm(Precision::fp16)};
+}
+
+std::vector<ArmSpec> amp_arms(const SuiteContext& context) {
+  std::vector<ArmSpec> arms = {precision_arm(Precision::fp32),
+                               {kIeeeArm, {{"precision", "fp32"}, {"tf32", "off"}}},
+                               precision_arm(Precision::bf16),
+                               precision_arm(Precision::fp16)};
+  if (!context.quick) arms.push_back({kDoubleBatchArm, {{"precision", "bf16"}, {"batch_scale", "2"}}});
   return arms;
 }
 
-TrainingSpec spec_at(const std::string& model, std::int64_t batch, const ArmSpec& arm) {
-  TrainingSpec spec{.model = model, .batch_size = batch};
-  spec.precision = parse_precision(level(arm.levels, "precision"));
-  return spec;
+std::vector<std::string> layouts(const SuiteContext& context, const std::string& model) {
+  if (context.quick || model_family(model) != "cnn") return {"nchw"};
+  return {"nchw", "nhwc"};
+}
+
+std::string ratio_words(const Comparison* k) {
+  if (!k) return "no comparison (an arm did not run, or too few blocks)";
+  return fmt::format("x{:.3f} [{:.3f}, {:.3f}] {}{}", k->estimate.ratio, k->estimate.ci_low, k->estimate.ci_high,
+                     stats::verdict_words(k->verdict), k->noisy ? " [noisy]" : "");
+}
+
+// What the case's ratios say about each part of the claim, in one line per part that ran.
+std::vector<std::string> claim_lines(const CaseResult& c, const MeasureSettings& settings) {
+  std::vector<std::string> out;
+  const ArmResult* ieee = find_arm(c, kIeeeArm);
+  if (ieee && ieee->status == ArmStatus::ok) {
+    std::vector<std::string> parts;
+    for (const char* arm : {"bf16", "fp16"}) {
+      const ArmResult* a = find_arm(c, arm);
+      if (!a || a->status != ArmStatus::ok) continue;
+      const auto k = compare_arms(*a, *ieee, trial_throughput(), settings);
+      parts.push_back(fmt::format("{} {}", arm, ratio_words(k ? &*k : nullptr)));
+    }
+    if (!parts.empty()) {
+      out.push_back(
+          fmt::format("{}: \"faster than fp32\", against IEEE fp32 (TF32 off): {}", c.name, fmt::join(parts, "; ")));
+    }
+  }
+  const ArmResult* doubled = find_arm(c, kDoubleBatchArm);
+  const ArmResult* base = c.arms.empty() ? nullptr : &c.arms.front();
+  if (doubled && doubled->status == ArmStatus::ok && base && base->status == ArmStatus::ok) {
+    const Comparison* memory = find_comparison(c, kDoubleBatchArm, base->memory_metric);
+    const bool holds = memory && memory->estimate.ci_high <= 1.0;
+    out.push_back(fmt::format(
+        "{}: \"2x larger batch\": bf16 at twice the batch against fp32 at the batch: peak memory {}, throughput {}; "
+        "{}",
+        c.name, ratio_words(memory), ratio_words(find_comparison(c, kDoubleBatchArm)),
+        holds ? "the claim holds here (no more memory at twice the batch)"
+              : "the claim does not hold here, or is not resolved (the memory interval reaches above x1.000)"));
+  }
+  return out;
 }
 
 }  // namespace
@@ -45,15 +102,25 @@ class Amp final : public SuiteWithLargestBatch {
   Amp() : SuiteWithLargestBatch(make_at) {}
   std::string name() const override { return "amp"; }
   std::string description() const override {
-    return "precision of the training step: fp32 (default) vs bf16 autocast vs fp16 autocast with loss "
-           "scaling; throughput, memory, skipped steps and the largest batch that fits";
+    return "precision of the training step: fp32 with PyTorch's defaults vs IEEE fp32 vs bf16 autocast vs fp16 "
+           "autocast with loss scaling vs bf16 at twice the batch, NCHW and channels_last; throughput, memory, "
+           "skipped steps and the largest batch that fits";
   }
   std::optional<SourceClaim> source_claim() const override {
     return SourceClaim{"000-004", "\"several times faster than fp32 ... 2x larger batch\" (001)"};
   }
 
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    return training_cases(context, precision_arms(), {}, {.quick_cpu_batch = kAmpQuickCpuBatch, .largest_batch = true});
+    std::vector<CaseSpec> out;
+    for (const auto& model : models_to_run(context)) {
+      for (const auto& layout : layouts(context, model)) {
+        Levels params = training_params(context, model, kAmpQuickCpuBatch);
+        params.emplace_back("layout", layout);
+        out.push_back({std::move(params), amp_arms(context)});
+      }
+      out.push_back(largest_batch_case(model, precision_arms()));
+    }
+    return out;
   }
 
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
@@ -61,10 +128,14 @@ class Amp final : public SuiteWithLargestBatch {
     if (auto why = precision_unsupported_reason(context.device, parse_precision(level(arm.levels, "precision")))) {
       return why;
     }
+    if (arm.name == kIeeeArm && !context.device.is_cuda()) {
+      return "TF32 is a Tensor Core format of NVIDIA GPUs: on " + context.device.str() +
+             " fp32 is IEEE fp32 already (the fp32 baseline)";
+    }
     return SuiteWithLargestBatch::skip_reason(context, c, arm);
   }
 
-  std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings&) const override {
+  std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
     std::vector<std::string> out;
     for (const auto& c : result.cases) {
       std::vector<std::string> skipped, largest;
@@ -75,6 +146,7 @@ class Amp final : public SuiteWithLargestBatch {
         }
         if (auto found = largest_batch_found(arm)) largest.push_back(fmt::format("{} {}", arm.arm, *found));
       }
+      for (auto& line : claim_lines(c, settings)) out.push_back(std::move(line));
       if (!skipped.empty()) {
         out.push_back(fmt::format("{}: optimizer steps the loss scaler skipped per trial (median): {}", c.name,
                                   fmt::join(skipped, ", ")));
@@ -87,15 +159,31 @@ class Amp final : public SuiteWithLargestBatch {
   }
 
  private:
+  // The arm at `batch` (times its batch_scale), in the case's layout; on CUDA with its fp32 math
+  // set and read back into its info (the baseline's shows PyTorch's defaults).
   static std::unique_ptr<Workload> make_at(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                            std::int64_t batch) {
-    return make_training_workload(context, spec_at(level(c.params, "model"), batch, arm));
+    TrainingSpec spec{.model = level(c.params, "model"), .batch_size = batch};
+    spec.precision = parse_precision(level(arm.levels, "precision"));
+    if (find_level(arm.levels, "batch_scale")) spec.batch_size *= level_int(arm.levels, "batch_scale");
+    spec.model_options.channels_last = find_level(c.params, "layout") == "nhwc";
+    if (!context.device.is_cuda()) return make_training_workload(context, spec);
+    const bool ieee = find_level(arm.levels, "tf32") == "off";
+    const Restore restore = set_fp32_math(ieee ? Fp32Math::ieee : Fp32Math::pytorch_default);
+    nlohmann::json info = fp32_math_info();
+    try {
+      return with_restore(make_training_workload(context, spec), restore, std::move(info));
+    } catch (...) {
+      restore();
+      throw;
+    }
   }
 };
 
 TIPBENCH_REGISTER_SUITE(Amp);
 TIPBENCH_REGISTER_INGREDIENT(amp_bf16, {.tip = "amp",
                                         .arm = "bf16",
+                                        .alone_case = {{"layout", "nchw"}},
                                         .changes = {kChangesNumerics},
                                         .python = {.autocast_dtype = "torch.bfloat16"},
                                         .apply = [](const SuiteContext&, TrainingSpec& spec) -> Restore {
@@ -104,6 +192,7 @@ TIPBENCH_REGISTER_INGREDIENT(amp_bf16, {.tip = "amp",
                                         }});
 TIPBENCH_REGISTER_INGREDIENT(amp_fp16, {.tip = "amp",
                                         .arm = "fp16",
+                                        .alone_case = {{"layout", "nchw"}},
                                         .changes = {kChangesNumerics},
                                         .python = {.autocast_dtype = "torch.float16", .grad_scaler = true},
                                         .apply = [](const SuiteContext&, TrainingSpec& spec) -> Restore {

@@ -1,15 +1,66 @@
 // Tip: torch.backends.cudnn.benchmark = true autotunes the convolution algorithm per input shape.
 // It pays off when shapes are fixed; when they change every step, every new shape is autotuned.
 // Baseline: benchmark off (the default). Treatment: on. The flag and cuDNN's algorithm cache are
-// process-wide, so every trial runs in a fresh process.
+// process-wide, so every trial runs in a fresh process. Two cases per model:
+//   shapes:fixed     one shape: the autotuner searches during the warm-up, the timed steps reuse it
+//   shapes:varying   a new shape every timed step (each autotuned again under `on`); the warm-up
+//                    ends with new shapes too (InputShapes::varying), so the trial's step count
+//                    is sized by a new-shape step, not by a cached one
+// The autotuner's search allocates workspaces while it tries algorithms; the note sets each arm's
+// peak over the whole trial (the search included) beside its peak over the timed steps alone
+// (MemoryUse::timed_peak_allocated_bytes), and compares the steady-state memory.
 #include "common/input_shapes.h"
 #include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
+#include "tipbench/summary.h"
 
 #include <ATen/Context.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace tipbench::suites {
+
+namespace {
+
+std::optional<double> timed_peak_bytes(const Trial& t) {
+  if (!t.memory.timed_peak_allocated_bytes) return std::nullopt;
+  return static_cast<double>(*t.memory.timed_peak_allocated_bytes);
+}
+
+double median_mib(const ArmResult& arm, std::optional<std::int64_t> MemoryUse::*field) {
+  std::vector<double> values;
+  for (const auto& t : arm.trials) {
+    if (auto v = t.memory.*field) values.push_back(static_cast<double>(*v) / (1 << 20));
+  }
+  return values.empty() ? 0 : stats::median(values);
+}
+
+// "off 812 / 790 MiB, on 1210 / 792 MiB; the timed steps' memory, on against off: x1.003 [...] ..."
+std::optional<std::string> memory_note(const CaseResult& c, const MeasureSettings& settings) {
+  std::vector<std::string> parts;
+  const ArmResult* off = find_arm(c, "off");
+  const ArmResult* on = find_arm(c, "on");
+  for (const ArmResult* arm : {off, on}) {
+    if (!arm || arm->status != ArmStatus::ok || median_mib(*arm, &MemoryUse::timed_peak_allocated_bytes) == 0) {
+      return std::nullopt;
+    }
+    parts.push_back(fmt::format("{} {:.0f} / {:.0f} MiB", arm->arm, median_mib(*arm, &MemoryUse::peak_allocated_bytes),
+                                median_mib(*arm, &MemoryUse::timed_peak_allocated_bytes)));
+  }
+  const auto k = compare_arms(*on, *off, {"timed_peak_allocated_bytes", false, timed_peak_bytes}, settings);
+  const std::string steady =
+      k ? fmt::format("x{:.3f} [{:.3f}, {:.3f}] {}{}", k->estimate.ratio, k->estimate.ci_low, k->estimate.ci_high,
+                      stats::verdict_words(k->verdict), k->noisy ? " [noisy]" : "")
+        : std::string("too few blocks to compare");
+  return fmt::format(
+      "{}: peak allocated over the trial (build, warm-up and the autotuner's search) / over the timed steps alone, "
+      "median: {}; the timed steps' memory, on against off: {}",
+      c.name, fmt::join(parts, ", "), steady);
+}
+
+}  // namespace
 
 class CudnnBenchmark final : public Suite {
  public:
@@ -35,6 +86,13 @@ class CudnnBenchmark final : public Suite {
     const auto& model = level(c.params, "model");
     if (model_family(model) == "vit") return model + " is not a CNN; cudnn.benchmark tunes convolutions";
     return std::nullopt;
+  }
+  std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
+    std::vector<std::string> out;
+    for (const auto& c : result.cases) {
+      if (auto note = memory_note(c, settings)) out.push_back(std::move(*note));
+    }
+    return out;
   }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {

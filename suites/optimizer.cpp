@@ -7,7 +7,8 @@
 //   scope:step        the whole training step, throughput in samples/s
 //   scope:optimizer   optimizer.step() alone over the model's parameters (gradients fixed), one
 //                     "sample" per step: throughput is optimizer steps/s
-// Baseline: the per-parameter loop (what torch::optim does). Treatments: foreach; fused.
+// Baseline: the implementation Python's torch.optim picks on the device (pytorch_default_impl:
+// foreach on CUDA, the per-parameter loop on a CPU); the other two are the treatments.
 #include "common/optimizers.h"
 #include "common/recipe.h"
 #include "common/training.h"
@@ -19,10 +20,13 @@ namespace tipbench::suites {
 
 namespace {
 
-std::vector<ArmSpec> implementation_arms() {
-  std::vector<ArmSpec> arms;
+// PyTorch's default for the device first (the baseline), then the others in the order loop,
+// foreach, fused.
+std::vector<ArmSpec> implementation_arms(const SuiteContext& context) {
+  const OptimizerImpl by_default = pytorch_default_impl(context.device.type());
+  std::vector<ArmSpec> arms = {{optimizer_impl_name(by_default), {{"impl", optimizer_impl_name(by_default)}}}};
   for (auto impl : {OptimizerImpl::loop, OptimizerImpl::foreach, OptimizerImpl::fused}) {
-    arms.push_back({optimizer_impl_name(impl), {{"impl", optimizer_impl_name(impl)}}});
+    if (impl != by_default) arms.push_back({optimizer_impl_name(impl), {{"impl", optimizer_impl_name(impl)}}});
   }
   return arms;
 }
@@ -81,8 +85,9 @@ class Optimizer final : public Suite {
  public:
   std::string name() const override { return "optimizer"; }
   std::string description() const override {
-    return "SGD-momentum and AdamW steps: torch::optim's per-parameter loop (default) vs multi-tensor foreach ops "
-           "vs fused kernels; the whole training step and the optimizer step alone";
+    return "SGD-momentum and AdamW steps: the per-parameter loop vs multi-tensor foreach ops vs fused kernels, "
+           "Python's default for the device first (foreach on CUDA, the loop on a CPU); the whole training step "
+           "and the optimizer step alone";
   }
   std::optional<SourceClaim> source_claim() const override {
     return SourceClaim{"002", "a fused optimizer step: one kernel instead of hundreds of small ones"};
@@ -93,14 +98,14 @@ class Optimizer final : public Suite {
       // --quick keeps the cheap scope, and the whole step of SGD alone (a training step per arm and
       // block is most of a quick budget): the step the recipe (`advise`) ranks the tip by.
       if (!context.quick || kind == OptimizerKind::sgd) {
-        for (auto& c : training_cases(context, implementation_arms(),
+        for (auto& c : training_cases(context, implementation_arms(context),
                                       {{"optimizer", {optimizer_kind_name(kind)}}, {"scope", {"step"}}})) {
           out.push_back(std::move(c));
         }
       }
       for (const auto& model : parameter_models(context)) {
         out.push_back({{{"model", model}, {"optimizer", optimizer_kind_name(kind)}, {"scope", "optimizer"}},
-                       implementation_arms()});
+                       implementation_arms(context)});
       }
     }
     return out;

@@ -23,6 +23,13 @@ const std::string& level(const Levels& levels, const std::string& key) {
   throw std::out_of_range("no level '" + key + "' in {" + join_levels(levels) + "}");
 }
 
+std::optional<std::string> find_level(const Levels& levels, const std::string& key) {
+  for (const auto& [k, v] : levels) {
+    if (k == key) return v;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 [[noreturn]] void not_a_number(const std::string& key, const std::string& value, const char* what) {

@@ -56,12 +56,27 @@ void MemoryProbe::begin() {
   rss_before_bytes_ = proc_status_bytes("VmRSS");
 }
 
+void MemoryProbe::begin_timed() {
+  if (!device_.is_cuda()) return;
+  const auto stats = cuda_stats(device_);
+  untimed_peak_allocated_bytes_ = stats.allocated_bytes[0].peak;
+  untimed_peak_reserved_bytes_ = stats.reserved_bytes[0].peak;
+  // torch.cuda.reset_peak_memory_stats(): the peaks restart from what is allocated now.
+  c10::cuda::CUDACachingAllocator::resetPeakStats(cuda_index(device_));
+  timed_ = true;
+}
+
 MemoryUse MemoryProbe::end(const HeldMemory& held_by_others, const HeldMemory& held_by_self) const {
   MemoryUse use;
   if (device_.is_cuda()) {
     const auto stats = cuda_stats(device_);
-    use.peak_allocated_bytes = non_negative(stats.allocated_bytes[0].peak - held_by_others.allocated_bytes);
-    use.peak_reserved_bytes = non_negative(stats.reserved_bytes[0].peak - held_by_others.reserved_bytes);
+    const std::int64_t timed_allocated = stats.allocated_bytes[0].peak;
+    // The whole trial's peaks: the larger of the untimed part's and the timed steps'.
+    const std::int64_t allocated = std::max(timed_allocated, untimed_peak_allocated_bytes_);
+    const std::int64_t reserved = std::max(stats.reserved_bytes[0].peak, untimed_peak_reserved_bytes_);
+    use.peak_allocated_bytes = non_negative(allocated - held_by_others.allocated_bytes);
+    use.peak_reserved_bytes = non_negative(reserved - held_by_others.reserved_bytes);
+    if (timed_) use.timed_peak_allocated_bytes = non_negative(timed_allocated - held_by_others.allocated_bytes);
     return use;
   }
   const std::int64_t peak = proc_status_bytes("VmHWM");

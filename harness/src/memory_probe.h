@@ -1,5 +1,6 @@
 // Internal: peak memory of one trial. CUDA: the caching allocator's peak allocated and reserved
-// bytes (cache emptied and peaks reset at the start). CPU: peak resident set (VmHWM, reset via
+// bytes (cache emptied and peaks reset at the start), and the allocated peak of the timed steps
+// alone (peaks reset again when they begin). CPU: peak resident set (VmHWM, reset via
 // /proc/self/clear_refs) minus the resident set at the start; absent where the kernel refuses.
 // Kept workloads (trial.h): what other arms hold between their trials is taken out of a trial's
 // CUDA peaks, and what the arm itself built in an earlier trial is added back to its CPU growth,
@@ -27,6 +28,9 @@ class MemoryProbe {
  public:
   explicit MemoryProbe(const c10::Device& device);
   void begin();
+  // Between the warm-up and the first timed step: CUDA keeps the peaks so far and resets them,
+  // so that end() can tell the timed steps' own peak from the whole trial's.
+  void begin_timed();
   // `held_by_others`: what the other kept arms hold now; `held_by_self`: what this arm held
   // before begin() (zero for a trial that built its workload).
   MemoryUse end(const HeldMemory& held_by_others, const HeldMemory& held_by_self) const;
@@ -40,6 +44,9 @@ class MemoryProbe {
   std::int64_t allocated_before_bytes_ = 0;
   std::int64_t reserved_before_bytes_ = 0;
   bool peak_was_reset_ = false;
+  bool timed_ = false;
+  std::int64_t untimed_peak_allocated_bytes_ = 0;
+  std::int64_t untimed_peak_reserved_bytes_ = 0;
 };
 
 }  // namespace tipbench::detail

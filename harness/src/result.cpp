@@ -110,6 +110,7 @@ ojson memory_to_json(const MemoryUse& m) {
   ojson j = ojson::object();
   put_optional(j, "peak_allocated_bytes", m.peak_allocated_bytes);
   put_optional(j, "peak_reserved_bytes", m.peak_reserved_bytes);
+  put_optional(j, "timed_peak_allocated_bytes", m.timed_peak_allocated_bytes);
   put_optional(j, "peak_rss_growth_bytes", m.peak_rss_growth_bytes);
   return j;
 }
@@ -118,6 +119,7 @@ MemoryUse memory_from_json(const ojson& j) {
   MemoryUse m;
   m.peak_allocated_bytes = get_optional<std::int64_t>(j, "peak_allocated_bytes");
   m.peak_reserved_bytes = get_optional<std::int64_t>(j, "peak_reserved_bytes");
+  m.timed_peak_allocated_bytes = get_optional<std::int64_t>(j, "timed_peak_allocated_bytes");
   m.peak_rss_growth_bytes = get_optional<std::int64_t>(j, "peak_rss_growth_bytes");
   return m;
 }

@@ -82,10 +82,14 @@ WarmupOutcome warm_up(Workload& workload, const c10::Device& device, const Measu
   return out;
 }
 
-int timed_step_count(const WarmupOutcome& warmup, const MeasureSettings& s) {
+int timed_step_count(const WarmupOutcome& warmup, const MeasureSettings& s, int period) {
   const double for_min_time = std::ceil(s.trial_min_time_s / std::max(warmup.median_step_s, 1e-9));
   const double steps = std::max<double>(s.trial_min_steps, for_min_time);
-  return static_cast<int>(std::min<double>(steps, s.trial_max_steps));
+  const int count = static_cast<int>(std::min<double>(steps, s.trial_max_steps));
+  if (period <= 1) return count;
+  // Whole periods, at least two; the cap rounded down to whole periods, never below two.
+  const int periods = std::max(2, (count + period - 1) / period);
+  return std::min(periods, std::max(2, s.trial_max_steps / period)) * period;
 }
 
 // A workload the arm's next trial may take over (the runner passed a slot, the workload allows
@@ -114,7 +118,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   }
 
   const WarmupOutcome warmup = warm_up(*workload, device, settings, reused ? kept->median_step_s : 0);
-  const int steps = reused ? kept->timed_steps : timed_step_count(warmup, settings);
+  const int steps = reused ? kept->timed_steps : timed_step_count(warmup, settings, workload->timed_step_period());
   auto timer = detail::make_step_timer(device, steps);
   // A no-op unless the gate-calibration knob is set (then every result records it).
   detail::SlowdownInjector slowdown(device, settings.inject_slowdown_pct, warmup.median_step_s);
@@ -124,6 +128,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   // host). An epoch-long step (a fixed warm-up) needs none and is not repeated for it.
   if (device.is_cuda() && workload->fixed_warmup_steps() == 0) workload->step();
   workload->begin_measurement();
+  memory.begin_timed();
   timer->start();
   for (int i = 0; i < steps; ++i) {
     slowdown.before_step();

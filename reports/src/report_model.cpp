@@ -18,13 +18,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::optional<std::string> find_level(const Levels& levels, const std::string& key) {
-  for (const auto& [k, v] : levels) {
-    if (k == key) return v;
-  }
-  return std::nullopt;
-}
-
 std::optional<double> as_number(const std::string& s) {
   try {
     std::size_t used = 0;

@@ -50,6 +50,12 @@ AdvisedTip rank_one(const Result& single, const Ingredient& ingredient, const st
       if (a.baseline) r.baseline = a.arm;
     }
     r.not_measured = why_not_ok(*arm);
+    // The optimizer's foreach on CUDA: PyTorch's default there, so the case's baseline itself.
+    if (arm->baseline) {
+      r.not_measured =
+          fmt::format("{} is the baseline of {}: PyTorch's default there, nothing to turn on", ingredient.arm, c.name);
+      return r;
+    }
     r.throughput = comparison(c, ingredient.arm, false);
     r.memory = comparison(c, ingredient.arm, true);
     if (r.not_measured.empty() && !r.throughput) r.not_measured = "no comparison with the baseline (too few blocks)";

@@ -175,6 +175,16 @@ class ForeachAdamW final : public MultiTensorOptimizer {
 
 }  // namespace
 
+OptimizerImpl pytorch_default_impl(c10::DeviceType device) {
+  switch (device) {
+    case c10::DeviceType::CUDA:
+    case c10::DeviceType::XPU:
+    case c10::DeviceType::MTIA:
+    case c10::DeviceType::PrivateUse1: return OptimizerImpl::foreach;
+    default: return OptimizerImpl::loop;
+  }
+}
+
 const char* optimizer_kind_name(OptimizerKind kind) { return kind == OptimizerKind::sgd ? "sgd" : "adamw"; }
 
 const char* optimizer_impl_name(OptimizerImpl impl) {

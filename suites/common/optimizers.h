@@ -1,6 +1,7 @@
 // The optimizer step in three implementations that compute the same update:
-//   loop     LibTorch's torch::optim (one set of kernels per parameter: what C++ users get)
-//   foreach  ATen's multi-tensor _foreach_* ops (one launch per op over all parameters; PyTorch's
+//   loop     LibTorch's torch::optim (one set of kernels per parameter: what C++ users get, and
+//            Python's torch.optim on a CPU)
+//   foreach  ATen's multi-tensor _foreach_* ops (one launch per op over all parameters; Python's
 //            default on CUDA since 2.0)
 //   fused    ATen's _fused_sgd_ / _fused_adamw_ (the whole update in one kernel per chunk)
 // for SGD with momentum and AdamW with PyTorch's default hyperparameters. Example:
@@ -33,6 +34,15 @@ struct SgdSettings {
 struct AdamWSettings {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 1e-2;
 };
+
+// The implementation Python's torch.optim.SGD/AdamW step with when neither foreach nor fused is
+// given, for parameters on `device`: foreach where PyTorch has foreach kernels for the device type
+// (cuda, xpu, mtia, the PrivateUse1 backend), else the per-parameter loop; never fused (PyTorch
+// gives the fused kernels "bake-in time" first). The rule of _default_to_fused_or_foreach
+// (torch/optim/optimizer.py) with use_fused=False, as sgd.py and adam.py call it, and the list of
+// _get_foreach_kernels_supported_devices (torch/utils/_foreach_utils.py); a test asks the
+// project's Python for both.
+OptimizerImpl pytorch_default_impl(c10::DeviceType device);
 
 const char* optimizer_kind_name(OptimizerKind kind);  // "sgd", "adamw"
 const char* optimizer_impl_name(OptimizerImpl impl);  // "loop", "foreach", "fused"

@@ -102,7 +102,15 @@ AloneArm alone_arm(const Ingredient& ingredient, const SuiteContext& context, co
   for (const auto& c : suite->cases(own)) {
     if (!measures_alone(ingredient, c.params, model)) continue;
     for (const auto& arm : c.arms) {
-      if (arm.name == ingredient.arm) return {.c = c, .arm = arm, .unavailable = suite->skip_reason(own, c, arm)};
+      if (arm.name != ingredient.arm) continue;
+      // The case's first arm is its baseline, PyTorch's default: on this device the tip is no change.
+      if (&arm == &c.arms.front()) {
+        return {.c = c,
+                .arm = arm,
+                .unavailable = ingredient.key() + " is PyTorch's default on " + own.device.str() +
+                               ": the baseline already steps that way"};
+      }
+      return {.c = c, .arm = arm, .unavailable = suite->skip_reason(own, c, arm)};
     }
   }
   return {.unavailable = ingredient.tip + " plans no case that measures " + ingredient.arm + " alone on " + model};

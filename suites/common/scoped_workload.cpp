@@ -21,6 +21,7 @@ class ScopedWorkload final : public Workload {
   std::int64_t samples_per_step() const override { return inner_->samples_per_step(); }
   void begin_measurement() override { inner_->begin_measurement(); }
   int fixed_warmup_steps() const override { return inner_->fixed_warmup_steps(); }
+  int timed_step_period() const override { return inner_->timed_step_period(); }
   nlohmann::json info() const override {
     nlohmann::json j = inner_->info();
     j.update(extra_info_);

@@ -109,6 +109,11 @@ class StepPolicy {
   virtual void after_step(StepState&, const at::Tensor& /*loss*/) {}
 
   virtual void begin_measurement(StepState&) {}
+  // The period of the policy's timed input schedule (Workload::timed_step_period); 1: none.
+  virtual int timed_step_period() const { return 1; }
+  // The warm-up steps the policy's inputs need when its step is no steady state
+  // (Workload::fixed_warmup_steps); 0: the harness's warm-up until step times settle.
+  virtual int fixed_warmup_steps() const { return 0; }
   // Contributions to the workload's metrics and info (a policy may restate a default info key,
   // e.g. input_shapes).
   virtual std::map<std::string, double> metrics(const StepState&) const { return {}; }

@@ -38,6 +38,8 @@ class TrainingWorkload final : public Workload, private StepState {
   TrainingWorkload(const SuiteContext& context, const TrainingSpec& spec)
       : spec_(spec),
         device_(context.device),
+        optimizer_choice_(
+            spec.optimizer.value_or(OptimizerChoice{OptimizerKind::sgd, pytorch_default_impl(context.device.type())})),
         image_size_(models::resolved_image_size(spec.model, spec.model_options)),
         model_(spec.build_model ? spec.build_model() : models::make_model(spec.model, spec.model_options)),
         inputs_owner_(owner_of(spec, "inputs", &StepPolicy::Replaces::inputs)),
@@ -51,7 +53,7 @@ class TrainingWorkload final : public Workload, private StepState {
     module_->train();
     parameters_ = models::count_parameters(*module_);
     // The optimizer is built after the model is final (device, memory format).
-    optimizer_ = make_optimizer(spec.optimizer, module_->parameters());
+    optimizer_ = make_optimizer(optimizer_choice_, module_->parameters());
     if (micro_batches_ < 1 || spec.batch_size % micro_batches_ != 0) {
       throw std::invalid_argument("batch " + std::to_string(spec.batch_size) + " does not split into " +
                                   std::to_string(micro_batches_) + " equal micro-batches");
@@ -84,6 +86,18 @@ class TrainingWorkload final : public Workload, private StepState {
                        [](const auto& policy) { return policy->keeps_between_trials(); });
   }
 
+  int fixed_warmup_steps() const override {
+    int steps = 0;
+    for (const auto& policy : spec_.policies) steps = std::max(steps, policy->fixed_warmup_steps());
+    return steps;
+  }
+
+  int timed_step_period() const override {
+    int period = 1;
+    for (const auto& policy : spec_.policies) period = std::max(period, policy->timed_step_period());
+    return period;
+  }
+
   void begin_measurement() override {
     measuring_ = true;
     skipped_before_ = scaler_ ? scaler_->skipped_steps() : 0;
@@ -107,11 +121,11 @@ class TrainingWorkload final : public Workload, private StepState {
                           {"channels_last", spec_.model_options.channels_last},
                           {"precision", precision_name(spec_.precision)},
                           {"input_shapes", "fixed"}};
-    // The optimizer, recorded where an arm sets it (older results keep their shape).
-    if (spec_.optimizer.kind != OptimizerKind::sgd || spec_.optimizer.impl != OptimizerImpl::loop) {
-      out["optimizer"] = optimizer_kind_name(spec_.optimizer.kind);
-      out["optimizer_impl"] = optimizer_impl_name(spec_.optimizer.impl);
-    }
+    // The optimizer, and the implementation Python's torch.optim would pick here (since schema
+    // 1.10; before it, only an arm that set the optimizer recorded it, and the default was the loop).
+    out["optimizer"] = optimizer_kind_name(optimizer_choice_.kind);
+    out["optimizer_impl"] = optimizer_impl_name(optimizer_choice_.impl);
+    out["pytorch_default_optimizer_impl"] = optimizer_impl_name(pytorch_default_impl(device_.type()));
     for (const auto& policy : spec_.policies) out.update(policy->info(*this));
     return out;
   }
@@ -143,7 +157,7 @@ class TrainingWorkload final : public Workload, private StepState {
       if (auto why = policy->capture_unsafe_reason()) return why;
     }
     if (spec_.precision == Precision::fp16) return "use the fp16 loss scaler (it synchronizes to skip steps)";
-    return graph_capture_unsafe_reason(spec_.optimizer);
+    return graph_capture_unsafe_reason(optimizer_choice_);
   }
 
   // Zero the gradients, forward and backward each micro-batch, step the optimizer. Returns the
@@ -185,6 +199,7 @@ class TrainingWorkload final : public Workload, private StepState {
 
   TrainingSpec spec_;
   c10::Device device_;
+  OptimizerChoice optimizer_choice_;
   std::int64_t image_size_;
   torch::nn::AnyModule model_;
   // The policies that replace a hook of the default step (nullptr: the default).

@@ -33,8 +33,10 @@ struct TrainingSpec {
   // A model other than make_model(model, model_options), e.g. a ViT of other widths; `model`
   // then names the reference it is a variant of (its image size and classes apply).
   std::function<torch::nn::AnyModule()> build_model;
-  // The optimizer and its implementation (the optimizer suite); SGD with momentum by default.
-  OptimizerChoice optimizer;
+  // The optimizer and its implementation (the optimizer suite). Unset: SGD with momentum stepped
+  // as Python's torch.optim.SGD would on the device (pytorch_default_impl: foreach on CUDA, the
+  // per-parameter loop on a CPU).
+  std::optional<OptimizerChoice> optimizer;
   // What the arm's tip changes in the step, asked in this order (step_policy.h). A workload owns
   // its policies' state: give every workload its own.
   std::vector<std::shared_ptr<StepPolicy>> policies;

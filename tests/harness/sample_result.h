@@ -95,6 +95,7 @@ inline Result sample_result() {
     Trial tb = make_trial(b, b % 2, 10.0 + b, 64, 5);
     tb.memory.peak_allocated_bytes = 1'000'000'000 + b;
     tb.memory.peak_reserved_bytes = 2'000'000'000'000LL + b;  // beyond 32 bits
+    tb.memory.timed_peak_allocated_bytes = 900'000'000 + b;
     tb.metrics = {{"data_wait_fraction", 0.31 + 0.01 * b}, {"h2d_copy_ms", 1.9}};
     base.trials.push_back(tb);
     Trial tt = make_trial(b, 1 - b % 2, 11.0 + b, 64, 6);

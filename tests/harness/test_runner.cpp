@@ -5,8 +5,11 @@
 // an in-process suite.
 #include "tipbench/runner.h"
 
+#include "cuda_required.h"
+
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <chrono>
 #include <cstdio>
@@ -30,7 +33,8 @@ using tipbench::TrialInfo;
 
 // What an arm's workload does, by arm name: "ok", "slow" (a 200-us step), "broken" (its step
 // throws a c10::Error),
-// "invalid" (its trials say they measured the wrong thing) or "fixed3" (asks for 3 warm-up steps);
+// "invalid" (its trials say they measured the wrong thing), "fixed3" (asks for 3 warm-up steps) or
+// "period8" (its timed inputs follow a schedule of 8 steps);
 // an arm whose name has "kept" in it lets the runner keep its workload between trials.
 class ScriptedWorkload final : public tipbench::Workload {
  public:
@@ -47,6 +51,7 @@ class ScriptedWorkload final : public tipbench::Workload {
   }
   std::int64_t samples_per_step() const override { return 4; }
   int fixed_warmup_steps() const override { return arm_.ends_with("fixed3") ? 3 : 0; }
+  int timed_step_period() const override { return arm_ == "period8" ? 8 : 1; }
   bool keep_between_trials() const override { return arm_.find("kept") != std::string::npos; }
   std::optional<std::string> invalid_reason() const override {
     if (arm_ == "invalid") return "skipped 5 of 8 files";
@@ -138,6 +143,69 @@ TEST(Runner, AWorkloadCanAskForAFixedWarmUp) {
     EXPECT_TRUE(t.warmup_stable);
   }
   for (const auto& t : arm_named(c, "ok").trials) EXPECT_LE(t.warmup_steps, 2);
+}
+
+// A workload with a timed schedule (growing input shapes) times whole periods of it, at least
+// two, however few steps the settings ask for, and no more than the cap's whole periods.
+TEST(Runner, AScheduledWorkloadTimesWholePeriodsAtLeastTwo) {
+  const ScriptedSuite suite({"ok", "period8"}, {"m"});
+  auto plan = tiny_plan(suite, 2);
+  plan.settings.trial_min_time_s = 0;  // the step counts alone decide
+  const RunOutcome few = run(plan);
+  for (const auto& t : arm_named(few.suites.at(0).cases.at(0), "period8").trials)
+    EXPECT_EQ(t.step_times_ms.size(), 16u);
+  for (const auto& t : arm_named(few.suites.at(0).cases.at(0), "ok").trials) EXPECT_EQ(t.step_times_ms.size(), 3u);
+  plan.settings.trial_min_steps = 17;
+  const RunOutcome more = run(plan);
+  for (const auto& t : arm_named(more.suites.at(0).cases.at(0), "period8").trials)
+    EXPECT_EQ(t.step_times_ms.size(), 24u);
+  plan.settings.trial_min_steps = 60;
+  plan.settings.trial_max_steps = 30;
+  const RunOutcome capped = run(plan);
+  for (const auto& t : arm_named(capped.suites.at(0).cases.at(0), "period8").trials) {
+    EXPECT_EQ(t.step_times_ms.size(), 24u);
+  }
+}
+
+// A workload that needs 64 MiB for a while during its warm-up (as an autotuner's search does)
+// and 1 MiB per timed step.
+class WorkspaceWorkload final : public tipbench::Workload {
+ public:
+  void step() override {
+    const std::int64_t mib = timing_ ? 1 : 64;
+    torch::empty({mib << 18}, torch::TensorOptions().device(torch::kCUDA)).fill_(1);  // floats: 4 bytes each
+  }
+  std::int64_t samples_per_step() const override { return 1; }
+  void begin_measurement() override { timing_ = true; }
+
+ private:
+  bool timing_ = false;
+};
+
+class WorkspaceSuite final : public tipbench::Suite {
+ public:
+  std::string name() const override { return "workspace"; }
+  std::string description() const override { return "a suite of the test's own"; }
+  std::vector<CaseSpec> cases(const SuiteContext&) const override { return {{{{"model", "m"}}, {{"a", {}}}}}; }
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec&,
+                                              const TrialInfo&) const override {
+    return std::make_unique<WorkspaceWorkload>();
+  }
+};
+
+// The trial's CUDA memory: the peak over the whole trial holds the warm-up's workspace, the timed
+// steps' own peak does not.
+TEST(Runner_CUDA, TheTimedStepsPeakIsToldFromTheWholeTrials) {
+  TIPBENCH_REQUIRE_CUDA();
+  const WorkspaceSuite suite;
+  auto plan = tiny_plan(suite, 1);
+  plan.context.device = c10::Device(c10::kCUDA, 0);
+  const RunOutcome r = run(plan);
+  const auto& t = r.suites.at(0).cases.at(0).arms.at(0).trials.at(0);
+  ASSERT_TRUE(t.memory.peak_allocated_bytes && t.memory.timed_peak_allocated_bytes);
+  EXPECT_GE(*t.memory.peak_allocated_bytes, 64 << 20);
+  EXPECT_GE(*t.memory.timed_peak_allocated_bytes, 1 << 20);
+  EXPECT_LT(*t.memory.timed_peak_allocated_bytes, 2 << 20);
 }
 
 // Sequential blocks (block_looks.h): a case whose comparison is settled at the pilot stops there

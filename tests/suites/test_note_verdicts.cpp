@@ -146,3 +146,36 @@ TEST(NoteVerdicts, LoaderCeilingIsTheHarnessComparisonOfEachCellOverTheModelsCon
 }
 
 }  // namespace
+
+// amp's note: bf16 against IEEE fp32 (the claim's "faster than fp32") is the harness's comparison
+// of those two arms; bf16 at twice the batch with less memory than fp32 at the batch holds the
+// "2x larger batch" part.
+TEST(NoteVerdicts, AmpSaysWhichPartOfTheClaimEachRatioTests) {
+  const tipbench::MeasureSettings s;
+  CaseResult c;
+  c.name = "amp/model:resnet50/batch:64/layout:nchw";
+  c.params = {{"model", "resnet50"}, {"batch", "64"}, {"layout", "nchw"}};
+  c.arms = {arm("fp32", {{"precision", "fp32"}}, 1000, 1),
+            arm("fp32_ieee", {{"precision", "fp32"}, {"tf32", "off"}}, 700, 2, /*zero_block=*/1),
+            arm("bf16", {{"precision", "bf16"}}, 1300, 3, -1, /*missing_block=*/6),
+            arm("bf16_2x", {{"precision", "bf16"}, {"batch_scale", "2"}}, 1400, 4)};
+  const auto with_memory = [](ArmResult& a, std::int64_t bytes) {
+    for (auto& t : a.trials) t.memory.peak_allocated_bytes = bytes;
+    tipbench::summarize_arm(a);
+  };
+  for (std::size_t i = 0; i < c.arms.size(); ++i) with_memory(c.arms[i], i == 3 ? 900'000'000 : 1'000'000'000);
+  c.arms[0].baseline = true;
+  tipbench::summarize_case(c, s);
+  const auto k = harness_comparison(c.arms[2], c.arms[1], s);
+  const auto notes = joined(notes_of("amp", c, s));
+  EXPECT_TRUE(contains(notes, fmt::format("\"faster than fp32\", against IEEE fp32 (TF32 off): bf16 x{:.3f} [{:.3f}, "
+                                          "{:.3f}] {}{}",
+                                          k.estimate.ratio, k.estimate.ci_low, k.estimate.ci_high,
+                                          tipbench::stats::verdict_words(k.verdict), noisy_mark(k))))
+      << notes;
+  EXPECT_TRUE(contains(notes,
+                       "\"2x larger batch\": bf16 at twice the batch against fp32 at the batch: peak memory "
+                       "x0.900 [0.900, 0.900]"))
+      << notes;
+  EXPECT_TRUE(contains(notes, "the claim holds here")) << notes;
+}

@@ -1,12 +1,17 @@
 // The optimizer suite (suites/optimizer.cpp): what it plans on a CPU (cases, arms, skips with reasons)
 // and what it concludes.
+#include "child_process.h"
+#include "common/optimizers.h"
 #include "common/training.h"
 #include "suite_plan.h"
+#include "test_paths.h"
 #include "tipbench/registry.h"
 #include "tipbench/summary.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <string>
 
 namespace {
@@ -41,6 +46,50 @@ TEST(OptimizerSuite, QuickStepsTheOptimizerAloneAndTrainsSgdFullAlsoTrainsAdamW)
   auto training = s.prepare(cpu_context(false), full[0], full[0].arms[1], {});
   training->step();
   EXPECT_EQ(training->info().at("optimizer_impl"), "foreach");
+  // The baseline is Python's default on the CPU, the loop; every training arm names both.
+  auto baseline = s.prepare(cpu_context(false), full[0], full[0].arms[0], {});
+  EXPECT_EQ(full[0].arms[0].name, "loop");
+  EXPECT_EQ(baseline->info().at("optimizer_impl"), "loop");
+  EXPECT_EQ(baseline->info().at("pytorch_default_optimizer_impl"), "loop");
+}
+
+// The rule of pytorch_default_impl against what Python's torch.optim.SGD and AdamW step with when
+// neither foreach nor fused is given: on every device this machine has (the CPU; CUDA where there
+// is one), and the device types PyTorch lists as having foreach kernels.
+TEST(OptimizerDefault, IsTheImplementationPythonsTorchOptimStepsWith) {
+  namespace s = tipbench::suites;
+  const auto dir = tipbench::testing::fresh_scratch_dir("optimizer_default");
+  const auto ran = tipbench::testing::run_child(
+      {TIPBENCH_PYTHON, std::string(TIPBENCH_SOURCE_DIR) + "/tests/suites/pytorch_optimizer_choice.py",
+       (dir / "choice.json").string()},
+      dir / "out.txt", dir / "err.txt");
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  const auto python = nlohmann::json::parse(tipbench::testing::read_bytes(dir / "choice.json"));
+  ASSERT_TRUE(python.at("devices").contains("cpu")) << python.dump();
+  for (const auto& [device, by_kind] : python.at("devices").items()) {
+    const auto type = c10::Device(device).type();
+    for (const auto& [kind, impl] : by_kind.items()) {
+      EXPECT_EQ(s::optimizer_impl_name(s::pytorch_default_impl(type)), impl.get<std::string>())
+          << kind << " on " << device;
+    }
+  }
+  const auto listed = python.at("foreach_devices").get<std::vector<std::string>>();
+  for (const auto type :
+       {c10::DeviceType::CPU, c10::DeviceType::CUDA, c10::DeviceType::MPS, c10::DeviceType::XPU, c10::DeviceType::MTIA,
+        c10::DeviceType::HPU, c10::DeviceType::Meta, c10::DeviceType::PrivateUse1}) {
+    const std::string name = c10::DeviceTypeName(type, /*lower_case=*/true);
+    const bool foreach = std::find(listed.begin(), listed.end(), name) != listed.end();
+    EXPECT_EQ(s::pytorch_default_impl(type), foreach ? s::OptimizerImpl::foreach : s::OptimizerImpl::loop) << name;
+  }
+}
+
+// On CUDA the optimizer suite's baseline is foreach, Python's default there.
+TEST(OptimizerSuite, TheBaselineIsPythonsDefaultForTheDevice) {
+  const auto& s = suite_named("optimizer");
+  for (const auto& c : s.cases(tipbench::testing::cuda_context())) {
+    EXPECT_EQ(arm_names(c), (std::vector<std::string>{"foreach", "loop", "fused"}))
+        << tipbench::case_name("optimizer", c);
+  }
 }
 
 }  // namespace

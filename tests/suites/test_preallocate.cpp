@@ -49,6 +49,9 @@ TEST(PreallocateSuite, CnnsOnlyWithTheReasonAndInputsThatGrow) {
   const auto why = s.skip_reason(context, cases[1], cases[1].arms[1]);
   ASSERT_TRUE(why);
   EXPECT_TRUE(contains(*why, "position embedding")) << *why;
+  // A cold process is the tip's case: every CUDA trial starts one; a CPU has no cache to start cold.
+  EXPECT_EQ(s.isolation(tipbench::testing::cuda_context()), tipbench::Isolation::fresh_process);
+  EXPECT_EQ(s.isolation(context), tipbench::Isolation::in_process);
 }
 
 TEST(AscendingShapes, GrowFromHalfTheImageSizeToItThenStartAgain) {
@@ -89,25 +92,57 @@ TEST(PreallocateSuite, BothArmsTrainOnAscendingShapesAndTheTreatmentSaysItPreall
   EXPECT_GT(max_shape.trial.throughput_samples_per_s, 0);
   // The allocator's device allocations are counted on CUDA only.
   EXPECT_FALSE(max_shape.trial.metrics.contains("device_mallocs"));
+  // The pre-allocation is timed (the tip's cost), and a trial times whole cycles of sizes, two at least.
+  EXPECT_GT(max_shape.trial.metrics.at("preallocate_ms"), 0);
+  EXPECT_FALSE(none.trial.metrics.contains("preallocate_ms"));
+  EXPECT_GE(max_shape.trial.step_times_ms.size(), 16u);
+  EXPECT_EQ(max_shape.trial.step_times_ms.size() % 8, 0u);
 }
 
-TEST(PreallocateSuite, TheNoteCountsEachArmsDeviceAllocations) {
+// An arm of 4 blocks whose trials time two cycles of sizes: the first cycle's steps take
+// `first_ms`, the later ones `steady_ms` (block b adds b tenths of a percent to all three), after a pre-allocation of
+// `preallocate_ms` (none when 0).
+tipbench::ArmResult cycled_arm(const std::string& name, double first_ms, double steady_ms, double preallocate_ms) {
+  tipbench::ArmResult a;
+  a.arm = name;
+  a.levels = {{"preallocate", name}};
+  for (int b = 0; b < 4; ++b) {
+    tipbench::Trial t;
+    t.block = b;
+    t.samples_per_step = 32;
+    for (int i = 0; i < 16; ++i) t.step_times_ms.push_back((i < 8 ? first_ms : steady_ms) * (1 + 0.001 * b));
+    t.throughput_samples_per_s = 1000.0 * 32 / steady_ms;
+    if (preallocate_ms > 0) t.metrics["preallocate_ms"] = preallocate_ms * (1 + 0.001 * b);
+    a.trials.push_back(t);
+  }
+  tipbench::summarize_arm(a);
+  return a;
+}
+
+TEST(PreallocateSuite, TheNoteComparesTheFirstStepsAndTheSteadyStateAndCountsDeviceAllocations) {
   tipbench::SuiteResult r;
   tipbench::CaseResult c;
   c.name = "preallocate/model:resnet50/batch:128/shapes:ascending";
-  c.arms = {tipbench::testing::measured_arm("none", {{"preallocate", "none"}}, 100),
-            tipbench::testing::measured_arm("max_shape", {{"preallocate", "max_shape"}}, 101)};
+  // The first 8 steps: 8 x 10 ms without, 20 ms + 8 x 6 ms with the pre-allocation.
+  c.arms = {cycled_arm("none", 10, 5, 0), cycled_arm("max_shape", 6, 5, 20)};
+  c.arms[0].baseline = true;
   c.arms[0].metrics["device_mallocs"].median = 14;
   c.arms[1].metrics["device_mallocs"].median = 0;
   r.cases = {c};
-  const auto notes = suite_named("preallocate").notes(r, tipbench::quick_settings());
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_TRUE(contains(notes[0], "device allocations while timed (median per trial): none 14, max_shape 0"))
+  const auto notes = suite_named("preallocate").notes(r, tipbench::MeasureSettings{});
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_TRUE(contains(notes[0],
+                       "first steps (the pre-allocation and the first 8 steps, median): none 80.1 ms, "
+                       "max_shape 68.1 ms, x0.850 [0.850, 0.850] faster (lower is better); steady state "
+                       "(mean step after the first cycle): x1.000 [1.000, 1.000] no detectable difference"))
       << notes[0];
-  // A CPU run has no such count and no note.
+  EXPECT_TRUE(contains(notes[1], "device allocations while timed (median per trial): none 14, max_shape 0"))
+      << notes[1];
+  // A CPU run has no allocation count, and a run whose arm failed no comparison.
   r.cases[0].arms[0].metrics.clear();
   r.cases[0].arms[1].metrics.clear();
-  EXPECT_TRUE(suite_named("preallocate").notes(r, tipbench::quick_settings()).empty());
+  r.cases[0].arms[1].status = tipbench::ArmStatus::failed;
+  EXPECT_TRUE(suite_named("preallocate").notes(r, tipbench::MeasureSettings{}).empty());
 }
 
 TEST(PreallocateSuite_CUDA, ThePreallocatedArmAsksTheDeviceForNoMoreMemoryWhileTimed) {

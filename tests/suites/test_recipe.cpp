@@ -81,6 +81,11 @@ TEST(RecipeIngredients, EachNamesACaseItsOwnSuitePlansAlone) {
   const auto vit = tipbench::suites::alone_arm(*find_ingredient("channels_last:nhwc"), cpu_context(false), "vit_ti_16");
   ASSERT_TRUE(vit.unavailable);
   EXPECT_TRUE(contains(*vit.unavailable, "ViT")) << *vit.unavailable;
+  // foreach is the optimizer's baseline on CUDA (Python's default there): nothing to turn on.
+  const auto foreach =
+      tipbench::suites::alone_arm(*find_ingredient("optimizer:foreach"), tipbench::testing::cuda_context(), "resnet18");
+  ASSERT_TRUE(foreach.unavailable);
+  EXPECT_TRUE(contains(*foreach.unavailable, "PyTorch's default on cuda")) << *foreach.unavailable;
 }
 
 TEST(RecipeIngredients, BadRecipesAreRefusedWithTheDeclaredReason) {

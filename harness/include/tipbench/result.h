@@ -28,8 +28,8 @@ inline constexpr int kSchemaMajor = 1;
 // 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims; 1.4: a suite's chart kind;
 // 1.5: model file; 1.6: conditions; 1.7: sequential blocks (a comparison's stop reason, t-intervals);
 // 1.8: a trial's reused_workload (kept workloads); a case's wall_s and budget_cut (--time-budget)
-inline constexpr int kSchemaMinor = 9;
-std::string schema_version();  // "1.9"
+inline constexpr int kSchemaMinor = 10;
+std::string schema_version();  // "1.10"
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {
@@ -49,6 +49,9 @@ struct MemoryUse {
   // CUDA caching allocator peaks during the trial (prepare + warm-up + timed steps).
   std::optional<std::int64_t> peak_allocated_bytes;
   std::optional<std::int64_t> peak_reserved_bytes;
+  // CUDA, since schema 1.10: the allocated peak over the timed steps alone, without what the
+  // build and warm-up held for a while (an autotuner's workspaces: cudnn_benchmark's note).
+  std::optional<std::int64_t> timed_peak_allocated_bytes;
   // CPU: growth of the peak resident set over the resident set before the trial.
   std::optional<std::int64_t> peak_rss_growth_bytes;
 };

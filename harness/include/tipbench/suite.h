@@ -75,6 +75,10 @@ class Workload {
   // begin_measurement) warms up with exactly this many steps instead of waiting for step times
   // to settle; 0: the harness's warm-up (MeasureSettings).
   virtual int fixed_warmup_steps() const { return 0; }
+  // A workload whose timed inputs follow a schedule of this many steps (inputs that grow, then
+  // start again) times whole periods of it, at least two: the first, where a cold process meets
+  // each shape, and a later one. 1: no schedule (the step count is the settings' alone).
+  virtual int timed_step_period() const { return 1; }
   // Static facts recorded with the arm (parameter count, input shape, ...).
   virtual nlohmann::json info() const { return nlohmann::json::object(); }
   // What the workload measured itself over the timed steps (since begin_measurement), units in

@@ -50,7 +50,7 @@ Result single_tips() {
   Result r;
   r.context.device = "cuda:0";
   add_tip(r, "channels_last", {{"precision", "fp32"}}, "nchw", "nhwc", 1.30, Verdict::faster);
-  add_tip(r, "amp", {}, "fp32", "bf16", 1.80, Verdict::faster);
+  add_tip(r, "amp", {{"layout", "nchw"}}, "fp32", "bf16", 1.80, Verdict::faster);
   add_tip(r, "cudnn_benchmark", {{"shapes", "fixed"}}, "off", "on", 1.10, Verdict::faster);
   add_tip(r, "determinism", {}, "default", "deterministic", 1.05, Verdict::faster);
   add_tip(r, "tf32", {}, "ieee", "tf32", 0.99, Verdict::no_significant_difference);
@@ -79,6 +79,19 @@ TEST(Advice, RanksByRatioAndTakesTheWinnersThatGoTogether) {
   // A tip no result measured comes last, saying so.
   EXPECT_EQ(advice.ranked.back().case_name, "");
   EXPECT_FALSE(advice.ranked.back().not_measured.empty());
+}
+
+// On CUDA the optimizer's baseline is foreach (Python's default there): the foreach tip is no
+// change to rank, and says so instead of "too few blocks".
+TEST(Advice, ATipThatIsTheCasesBaselineIsNothingToTurnOn) {
+  auto results = single_tips();
+  add_tip(results, "optimizer", {{"optimizer", "sgd"}, {"scope", "step"}}, "foreach", "fused", 1.01,
+          Verdict::under_threshold);
+  const auto advice = tipbench::suites::rank_tips(results, "small_cnn", {});
+  const auto& foreach = ranked(advice, "optimizer:foreach");
+  EXPECT_FALSE(foreach.winner);
+  EXPECT_NE(foreach.not_measured.find("is the baseline of optimizer/"), std::string::npos) << foreach.not_measured;
+  EXPECT_TRUE(ranked(advice, "optimizer:fused").throughput);
 }
 
 TEST(Advice, ExcludedLabelsLeaveTheirTipsOut) {

@@ -182,8 +182,10 @@ std::vector<std::string> keys_of(const nlohmann::json& info) {
 
 TEST(StepPolicy, ArmsOfCudaSuitesRecordTheInfoTheyDidBeforePolicies) {
   const auto context = cpu_context(true);
-  const std::vector<std::string> common{"batch_size", "channels_last", "image_size", "input_shapes",
-                                        "model",      "parameters",    "precision"};
+  // Since schema 1.10 every training arm names its optimizer and PyTorch's default implementation.
+  const std::vector<std::string> common{
+      "batch_size", "channels_last",  "image_size", "input_shapes", "model",
+      "optimizer",  "optimizer_impl", "parameters", "precision",    "pytorch_default_optimizer_impl"};
   auto with = [&](std::vector<std::string> keys, const std::string& extra) {
     keys.push_back(extra);
     std::sort(keys.begin(), keys.end());
