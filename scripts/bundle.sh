@@ -181,6 +181,9 @@ cp tests/models/make_model_files.py "$stage/share/source/tests/models/"
 cp tests/scripts/export_fixtures.py "$stage/share/source/tests/scripts/"
 cp tests/suites/run_scripts.py "$stage/share/source/tests/suites/"  # the recipe scripts' test runs them
 cp tests/suites/pytorch_optimizer_choice.py "$stage/share/source/tests/suites/"  # the optimizer default's test
+mkdir -p "$stage/share/source/harness/src"  # the FLOP table's test counts it again (torchvision there)
+cp scripts/count_flops.py "$stage/share/source/scripts/"
+cp harness/src/model_flop_table.cpp "$stage/share/source/harness/src/"
 cp tests/models/make_reference.py "$stage/share/"
 chartjs=/usr/share/javascript/chart.js/chart.min.js
 [[ -f $chartjs ]] || die 2 "$chartjs not found (Debian libjs-chart.js; scripts/bootstrap.sh installs it)"

@@ -1,10 +1,13 @@
 #include "tipbench/reports/console.h"
 
+#include "tipbench/reports/mfu.h"
+
 #include "tipbench/reports/format.h"
 #include "tipbench/run_conditions.h"
 #include "tipbench/warmup_check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -133,6 +136,22 @@ void print_warmup_footer(const Result& result, std::FILE* out) {
   }
 }
 
+// On a GPU: each arm's model TFLOP/s and MFU, where its model FLOPs are known (mfu.h).
+void print_mfu(const Result& result, const CaseResult& c, std::FILE* out) {
+  if (!result.context.device.starts_with("cuda")) return;
+  std::vector<std::string> parts;
+  double per_sample = 0;
+  for (const auto& arm : c.arms) {
+    if (const auto m = arm_mfu(result, arm)) {
+      parts.push_back(fmt::format("{} {}", arm.arm, mfu_words(*m)));
+      per_sample = m->flops_per_sample;
+    }
+  }
+  if (parts.empty()) return;
+  fmt::print(out, "    model FLOPs {:.2f} GFLOP per sample (training step); {}\n", per_sample / 1e9,
+             fmt::join(parts, "; "));
+}
+
 }  // namespace
 
 void print_run_summary(const Result& result, std::FILE* out) {
@@ -146,6 +165,7 @@ void print_run_summary(const Result& result, std::FILE* out) {
       fmt::print(out, "    {:<22} {:<8} {:>9} {:<13} {:>9} {:>12} {:>7} {:>11}\n", "arm", "status", "step ms",
                  "(p10-p90)", "cpu ms", "samples/s", "CV", "peak mem");
       for (const auto& arm : c.arms) print_arm(arm, out);
+      print_mfu(result, c, out);
       for (const auto& cmp : c.comparisons) print_comparison(cmp, out);
       print_case_noise(c, result.context.settings, out);
     }

@@ -1,5 +1,7 @@
 #include "training.h"
 
+#include "tipbench/model_flops.h"
+
 #include "largest_batch.h"
 
 #include "loss_scaler.h"
@@ -127,6 +129,12 @@ class TrainingWorkload final : public Workload, private StepState {
     out["optimizer_impl"] = optimizer_impl_name(optimizer_choice_.impl);
     out["pytorch_default_optimizer_impl"] = optimizer_impl_name(pytorch_default_impl(device_.type()));
     for (const auto& policy : spec_.policies) out.update(policy->info(*this));
+    // Model FLOPs per sample (MFU's numerator, reports/mfu.h): a reference model as built, at its
+    // counted size, on fixed input shapes; since schema 1.10.
+    if (const auto* flops = reference_flops(spec_.model, image_size_);
+        flops && !spec_.build_model && out.value("input_shapes", "") == "fixed") {
+      out["training_flops_per_sample"] = flops->training_flops;
+    }
     return out;
   }
 
