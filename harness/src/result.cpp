@@ -410,6 +410,29 @@ ojson to_json_document(const Result& r) {
 nlohmann::ordered_json case_document(const CaseResult& c) { return case_to_json(c); }
 CaseResult case_from_document(const nlohmann::ordered_json& j) { return case_from_json(j); }
 
+namespace {
+
+// Before 1.9 a significant change under the practical threshold was written
+// no_significant_difference: its interval excludes 1, which is the rule of under_threshold.
+void upgrade_verdicts_before_1_9(Result& r) {
+  int major = 0, minor = 0;
+  char dot = 0;
+  std::istringstream(r.schema_version) >> major >> dot >> minor;
+  if (major != 1 || minor >= 9) return;
+  for (auto& suite : r.suites) {
+    for (auto& c : suite.cases) {
+      for (auto& cmp : c.comparisons) {
+        const bool excludes_one = cmp.estimate.ci_low > 1 || cmp.estimate.ci_high < 1;
+        if (cmp.verdict == stats::Verdict::no_significant_difference && excludes_one) {
+          cmp.verdict = stats::Verdict::under_threshold;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Result parse_result(const ojson& document, const std::string& origin) {
   check_schema_version(document, origin);
   try {
@@ -431,6 +454,7 @@ Result parse_result(const ojson& document, const std::string& origin) {
       if (s.contains("notes")) suite.notes = s.at("notes").get<std::vector<std::string>>();
       r.suites.push_back(std::move(suite));
     }
+    upgrade_verdicts_before_1_9(r);
     return r;
   } catch (const std::exception& e) {
     throw InputError(fmt::format("{}: does not match result schema {}: {}", origin, schema_version(), e.what()));

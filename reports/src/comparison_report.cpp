@@ -1,9 +1,12 @@
 #include "tipbench/reports/comparison_report.h"
 
+#include "tipbench/reports/mfu.h"
+
 #include "tipbench/escape.h"
 #include "tipbench/reports/format.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -213,9 +216,17 @@ std::string comparison_markdown(const std::vector<NamedRun>& runs, const gate::C
 
 std::string run_markdown(const NamedRun& run) {
   const auto& ctx = run.result.context;
-  std::string md = fmt::format("### tipbench run {}\n\n`{}` on {}, {} (git {})\n\n", markdown_escape(run.label),
-                               markdown_escape(ctx.fingerprint_slug), markdown_escape(ctx.device),
-                               markdown_escape(ctx.timestamp_utc), markdown_escape(ctx.git.sha.substr(0, 12)));
+  const auto builds = builds_of(run);
+  std::string md =
+      fmt::format("### tipbench run {}\n\n`{}` on {}, {} (git {})\n\n", markdown_escape(run.label),
+                  markdown_escape(ctx.fingerprint_slug), markdown_escape(ctx.device),
+                  markdown_escape(ctx.timestamp_utc), markdown_escape(fmt::format("{}", fmt::join(builds, ", "))));
+  for (const auto& part : run.parts) {
+    md += fmt::format("- `{}`: {}, git {}{}: {}\n", markdown_escape(part.label), markdown_escape(part.timestamp_utc),
+                      markdown_escape(part.git.sha.substr(0, 12)), part.git.dirty ? " (dirty)" : "",
+                      markdown_escape(fmt::format("{}", fmt::join(part.suites, ", "))));
+  }
+  if (!run.parts.empty()) md += "\n";
   if (const auto banner = injected_slowdown_banner(run.result); !banner.empty())
     md += "> **" + markdown_escape(banner) + "**\n\n";
   struct Row {
@@ -248,6 +259,17 @@ std::string run_markdown(const NamedRun& run) {
                       claim ? markdown_escape(fmt::format("({}) {}", claim->sources, claim->claim)) : "-");
   }
   if (rows.empty()) md += "| - | no comparisons in this run | | | | |\n";
+  if (const auto mfu = best_mfu_per_model(run.result); !mfu.empty()) {
+    md += "\n| model | matrix work | samples/s | TFLOP/s | MFU | measured by |\n|---|---|---:|---:|---:|---|\n";
+    for (const auto& row : mfu) {
+      md += fmt::format("| {} | {} | {:.1f} | {:.1f} | {} | {} |\n", markdown_escape(row.model),
+                        row.mfu.peak_name.empty() ? "-" : row.mfu.peak_name, row.arm->throughput_samples_per_s.median,
+                        row.mfu.model_tflops,
+                        row.mfu.mfu ? fmt::format("{:.1f}% of {:.1f}", 100 * *row.mfu.mfu, row.mfu.peak_tflops)
+                                    : markdown_escape(row.mfu.why_no_mfu),
+                        markdown_escape(row.case_name + "/arm:" + row.arm->arm));
+    }
+  }
   return md;
 }
 

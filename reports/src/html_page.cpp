@@ -3,6 +3,7 @@
 #include "tipbench/reports/html_report.h"
 
 #include "advice_section.h"
+#include "findings_section.h"
 #include "html_script.h"
 #include "tipbench/escape.h"
 #include "tipbench/reports/format.h"
@@ -10,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,15 +27,26 @@ std::string run_table(const std::vector<NamedRun>& runs) {
       "<th>tipbench</th><th>blocks</th></tr>\n";
   for (const auto& r : runs) {
     const auto& ctx = r.result.context;
+    // A merged run: its builds and times are its parts' (builds_table), not the first file's.
+    const auto builds = builds_of(r);
+    const std::string git = builds.size() == 1 ? builds.front() : fmt::format("{} builds (below)", builds.size());
+    std::string time = ctx.timestamp_utc;
+    if (!r.parts.empty()) {
+      const auto [lo, hi] = std::minmax_element(r.parts.begin(), r.parts.end(), [](const auto& a, const auto& b) {
+        return a.timestamp_utc < b.timestamp_utc;
+      });
+      time = lo->timestamp_utc + " to " + hi->timestamp_utc;
+    }
     h += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td class=num>{}</td></tr>\n",
-        html_escape(r.label), html_escape(ctx.fingerprint_slug), html_escape(ctx.device),
-        html_escape(ctx.timestamp_utc), html_escape(ctx.git.sha.substr(0, 12)), ctx.git.dirty ? " (dirty)" : "",
-        html_escape(ctx.tipbench_version),
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=num>{}</td></tr>\n",
+        html_escape(r.label), html_escape(ctx.fingerprint_slug), html_escape(ctx.device), html_escape(time),
+        html_escape(git), html_escape(ctx.tipbench_version),
         fixed_blocks(ctx.settings) ? fmt::format("{}", ctx.settings.blocks)
                                    : fmt::format("{}&ndash;{}", ctx.settings.min_blocks, ctx.settings.blocks));
   }
-  return h + "</table>\n";
+  h += "</table>\n";
+  for (const auto& r : runs) h += detail::builds_table(r);
+  return h;
 }
 
 std::string warnings(const std::vector<NamedRun>& runs) {
@@ -87,7 +100,7 @@ std::string profile_row(const ArmProfile& p, const std::string& page_dir) {
 }
 
 std::string arm_tables(const NamedRun& run, const std::string& page_dir) {
-  std::string h = fmt::format("<h2>Arms of {}</h2>\n", html_escape(run.label));
+  std::string h = fmt::format("<h2>Arms of {}</h2>\n", html_escape(run.label));  // "12 runs" when merged
   for (const auto& suite : run.result.suites) {
     h += fmt::format("<h3>{}</h3><p class=note>{}</p>\n", html_escape(suite.name), html_escape(suite.description));
     if (const auto claim = source_claim_line(suite); !claim.empty()) {
@@ -167,6 +180,8 @@ std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>
       hash(chart_script), hash(page_script));
   h += fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", html_escape(title), detail::kReportStyle);
   h += fmt::format("<h1>{}</h1>\n", html_escape(title));
+  // A page about one run (or one machine's campaign) says what its claims came to first.
+  if (runs.size() == 1) h += detail::findings_section(runs.front());
   h += warnings(runs);
   h += "<h2>Runs</h2>\n" + run_table(runs);
   if (advice) h += detail::advice_section(*advice);

@@ -12,6 +12,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; } h3 { font-siz
 table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.ratio { white-space: nowrap; font-variant-numeric: tabular-nums; }
 .warn { background: #fee; border: 2px solid #c00; padding: 0.5em; font-weight: bold; }
 .note { color: #555; font-size: 0.85em; }
 .claim { font-size: 0.85em; font-style: italic; border-left: 3px solid #88a; padding-left: 0.5em; }
@@ -89,6 +90,14 @@ const char* const kReportScript = R"JS(
     });
     var axisMin = Math.min.apply(null, ends), axisMax = Math.max.apply(null, ends);
     var pad = (axisMax - axisMin) * 0.05 || 0.05;
+    var valueAxis = { min: axisMin - pad, max: axisMax + pad, title: { display: true, text: spec.value_label } };
+    if (spec.scale === 'log') {
+      // Symmetric about the reference (1): the larger of the two log distances, and a little more.
+      var reach = Math.max(Math.log(axisMax / spec.reference), Math.log(spec.reference / axisMin), Math.log(1.02)) * 1.1;
+      valueAxis = { type: 'logarithmic', min: spec.reference * Math.exp(-reach), max: spec.reference * Math.exp(reach),
+                    title: valueAxis.title,
+                    ticks: { callback: function (v) { return 'x' + Number(v.toPrecision(3)); } } };
+    }
     var datasets = spec.datasets.map(function (d, i) {
       // Floating bars from the reference (1 = no change), so a bar's length is the change.
       var bars = d.values.map(function (v) { return v === null ? null : [spec.reference, v]; });
@@ -100,7 +109,7 @@ const char* const kReportScript = R"JS(
       data: { labels: spec.labels, datasets: datasets },
       options: {
         indexAxis: 'y', animation: false, responsive: true, maintainAspectRatio: false,
-        scales: { x: { min: axisMin - pad, max: axisMax + pad, title: { display: true, text: spec.value_label } } },
+        scales: { x: valueAxis },
         plugins: { legend: { display: true } }
       },
       plugins: [errorBars],

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace tipbench::reports {
@@ -104,6 +105,28 @@ std::string mfu_words(const ArmMfu& m) {
   if (!m.mfu) return fmt::format("{:.1f} TFLOP/s ({})", m.model_tflops, m.why_no_mfu);
   return fmt::format("{:.1f} TFLOP/s, {:.1f}% of {} ({} dense {:.1f})", m.model_tflops, 100 * *m.mfu, m.peak_name,
                      m.gpu_kind, m.peak_tflops);
+}
+
+std::vector<ModelMfu> best_mfu_per_model(const Result& result) {
+  std::vector<ModelMfu> out;
+  for (const auto& suite : result.suites) {
+    for (const auto& c : suite.cases) {
+      for (const auto& arm : c.arms) {
+        const auto m = arm_mfu(result, arm);
+        if (!m) continue;
+        const std::string model = info_string(arm.info, "model");
+        auto it = std::find_if(out.begin(), out.end(), [&](const ModelMfu& row) {
+          return row.model == model && row.mfu.peak_name == m->peak_name;
+        });
+        if (it == out.end()) {
+          out.push_back({model, c.name, &arm, *m});
+        } else if (m->model_tflops > it->mfu.model_tflops) {
+          *it = {model, c.name, &arm, *m};
+        }
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace tipbench::reports

@@ -4,9 +4,12 @@
 #include "tipbench/reports/format.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
+#include <utility>
 
 namespace tipbench::reports {
 
@@ -19,9 +22,45 @@ std::vector<gate::RunComparison> compare_to_reference(const std::vector<NamedRun
   return out;
 }
 
+namespace {
+
+RunPart part_of(const NamedRun& run) {
+  RunPart part{.label = run.label, .git = run.result.context.git, .timestamp_utc = run.result.context.timestamp_utc};
+  for (const auto& s : run.result.suites) part.suites.push_back(s.name);
+  return part;
+}
+
+std::string build_name(const GitState& git) { return git.sha.substr(0, 12) + (git.dirty ? " (dirty)" : ""); }
+
+// Each distinct warning once; where only some runs had it, the files that did.
+std::vector<std::string> distinct_warnings(const std::vector<NamedRun>& runs) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> seen;
+  for (const auto& run : runs) {
+    for (const auto& w : run.result.context.warnings) {
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& entry) { return entry.first == w; });
+      if (it == seen.end()) {
+        seen.push_back({w, {}});
+        it = seen.end() - 1;
+      }
+      if (std::find(it->second.begin(), it->second.end(), run.label) == it->second.end()) {
+        it->second.push_back(run.label);
+      }
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [text, labels] : seen) {
+    out.push_back(labels.size() == runs.size() ? text : fmt::format("{} ({})", text, fmt::join(labels, ", ")));
+  }
+  return out;
+}
+
+}  // namespace
+
 NamedRun merge_runs_of_one_machine(const std::vector<NamedRun>& runs) {
   if (runs.empty()) throw InputError("no runs to merge");
+  if (runs.size() == 1) return runs.front();
   NamedRun merged = runs.front();
+  merged.parts = {part_of(runs.front())};
   const nlohmann::json settings = merged.result.context.settings;
   std::set<std::string> suites;
   for (const auto& s : merged.result.suites) suites.insert(s.name);
@@ -47,18 +86,23 @@ NamedRun merge_runs_of_one_machine(const std::vector<NamedRun>& runs) {
       }
       merged.result.suites.push_back(s);
     }
-    // Only the first context is kept: what the others' contexts say that it does not goes to the
-    // warnings, by label (a partial run, a resumed one, another build of the campaign).
-    auto& warnings = merged.result.context.warnings;
-    const auto& git = run.result.context.git;
-    if (git.sha != merged.result.context.git.sha || git.dirty != merged.result.context.git.dirty) {
-      warnings.push_back(fmt::format("{}: measured by another build, git {}{}", run.label, git.sha.substr(0, 12),
-                                     git.dirty ? " (dirty)" : ""));
-    }
-    for (const auto& w : run.result.context.warnings) warnings.push_back(fmt::format("{}: {}", run.label, w));
-    merged.label += " + " + run.label;
+    merged.parts.push_back(part_of(run));
   }
+  // Only the first context is kept: the builds and times are the parts', and every run's
+  // warnings are kept once per text.
+  merged.result.context.warnings = distinct_warnings(runs);
+  merged.label = fmt::format("{} runs", runs.size());
   return merged;
+}
+
+std::vector<std::string> builds_of(const NamedRun& run) {
+  if (run.parts.empty()) return {build_name(run.result.context.git)};
+  std::vector<std::string> out;
+  for (const auto& part : run.parts) {
+    const auto name = build_name(part.git);
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
 }
 
 std::string format_delta(const gate::CellComparison& c) {

@@ -392,7 +392,8 @@ TEST(GateCli, AutoTakesTheNewestBaselineHoldingTheRunsSuites) {
       dir, {"report", "--one-machine", tf32, graphs, "--out", (dir / "page").string(), "--format", "markdown"});
   EXPECT_EQ(r.code, 0) << r.err;
   const std::string md = read_bytes(dir / "page" / "summary.md");
-  EXPECT_TRUE(contains(md, "tf32.json + graphs.json") && contains(md, "| tf32/") && contains(md, "| cuda_graphs/"))
+  EXPECT_TRUE(contains(md, "run 2 runs") && contains(md, "- `tf32.json`") && contains(md, "| tf32/") &&
+              contains(md, "| cuda_graphs/"))
       << md;
   const auto other = save(dir, "other.json", synthetic_run({.cpu_model = "Another CPU", .suites = {"amp"}}));
   const auto refused = tipbench_cmd(dir, {"report", "--one-machine", tf32, other, "--out", (dir / "page2").string()});

@@ -386,24 +386,36 @@ TEST(Reports, OneMachinesRunsOfDifferentSuitesMergeIntoOneRun) {
   const NamedRun a{"a.json", synthetic_run({.suites = {"zero_grad"}, .timestamp = "2026-11-26T01:00:00Z"})};
   const NamedRun b{"b.json", synthetic_run({.suites = {"tf32", "amp"}, .timestamp = "2026-11-26T02:00:00Z"})};
   const auto merged = r::merge_runs_of_one_machine({a, b});
-  EXPECT_EQ(merged.label, "a.json + b.json");
+  EXPECT_EQ(merged.label, "2 runs");  // short: the files are the parts'
+  ASSERT_EQ(merged.parts.size(), 2u);
+  EXPECT_EQ(merged.parts[1].label, "b.json");
+  EXPECT_EQ(merged.parts[1].suites, (std::vector<std::string>{"tf32", "amp"}));
+  EXPECT_EQ(merged.parts[1].timestamp_utc, "2026-11-26T02:00:00Z");
   ASSERT_EQ(merged.result.suites.size(), 3u);
   EXPECT_EQ(merged.result.suites[0].name, "zero_grad");
   EXPECT_EQ(merged.result.suites[2].name, "amp");
   EXPECT_EQ(merged.result.context.timestamp_utc, "2026-11-26T01:00:00Z");  // the first run's context
   EXPECT_TRUE(contains(r::run_markdown(merged), "| amp/")) << r::run_markdown(merged);
 
-  // What only a later run's context says is kept as a warning naming it: its own warnings (a
-  // partial run) and another build's git.
+  // Each build is named once with its files, times and suites (not the first run's git for all);
+  // each distinct warning once, with the files that had it when not all did.
   NamedRun later = b;
   later.result.context.git.sha = "0123456789abcdef0123";
-  later.result.context.warnings = {"b.json.partial is a partial run: the 1 case(s) ..."};
-  const auto merged_later = r::merge_runs_of_one_machine({a, later});
-  EXPECT_EQ(merged_later.result.context.warnings,
-            (std::vector<std::string>{"b.json: measured by another build, git 0123456789ab",
-                                      "b.json: b.json.partial is a partial run: the 1 case(s) ..."}));
+  later.result.context.warnings = {"b.json.partial is a partial run: the 1 case(s) ...", "load average 3"};
+  NamedRun first = a;
+  first.result.context.warnings = {"load average 3"};
+  const auto merged_later = r::merge_runs_of_one_machine({first, later});
+  EXPECT_EQ(
+      merged_later.result.context.warnings,
+      (std::vector<std::string>{"load average 3", "b.json.partial is a partial run: the 1 case(s) ... (b.json)"}));
+  EXPECT_EQ(r::builds_of(merged_later).size(), 2u);
   const std::string html = r::render_html(r::report_model({merged_later}, {}, {}), {merged_later}, "");
-  EXPECT_TRUE(contains(html, "warning: b.json: measured by another build, git 0123456789ab")) << html;
+  EXPECT_TRUE(contains(html, "<td>2 builds (below)</td>")) << html;
+  EXPECT_TRUE(contains(html, "<td>0123456789ab</td><td>2026-11-26T02:00:00Z</td><td>tf32, amp</td><td>b.json</td>"))
+      << html;
+  EXPECT_EQ(html.find("load average 3"), html.rfind("load average 3"));  // once
+  EXPECT_TRUE(contains(r::run_markdown(merged_later), "- `b.json`: 2026-11-26T02:00:00Z, git 0123456789ab: tf32, amp"))
+      << r::run_markdown(merged_later);
 
   const NamedRun other_machine{"c.json", synthetic_run({.cpu_model = "Other CPU", .suites = {"amp"}})};
   EXPECT_THROW(r::merge_runs_of_one_machine({a, other_machine}), tipbench::InputError);
@@ -559,6 +571,86 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   ASSERT_EQ(run_to_file(shot, (dir / "shot.log").string()), 0);
   const std::string bytes = tipbench::testing::read_bytes(png);
   ASSERT_GT(bytes.size(), 20000u);  // a page of charts, not a blank one
+  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+}
+
+// A findings page (report --one-machine): the runs of a GPU campaign by three builds, each with
+// the same environment warning. The page opens with what the claims came to and the MFU per
+// model, names each build once and each warning once, and draws its ratios on a log axis; in
+// headless Chromium every chart draws, no script fails, and a screenshot is taken.
+TEST(HtmlInBrowser, AOneMachineFindingsPageOpensWithItsSummary) {
+  const std::string chromium = tipbench::testing::find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/bootstrap.sh --test installs it)";
+  const std::string chartjs = r::default_chartjs_path();
+  if (::access(chartjs.c_str(), R_OK) != 0) GTEST_SKIP() << "libjs-chart.js is not installed";
+  const auto dir = tipbench::testing::fresh_scratch_dir("findings_browser");
+
+  std::vector<NamedRun> files;
+  const std::vector<std::pair<std::string, double>> suites{{"amp", 1.19}, {"zero_grad", 0.987}, {"tf32", 2.15}};
+  for (std::size_t i = 0; i < suites.size(); ++i) {
+    auto run = synthetic_run({.suites = {suites[i].first},
+                              .model = "resnet50",
+                              .git_sha = std::string(40, static_cast<char>('a' + i)),
+                              .cv = 0.002,
+                              .factor = 1.0,
+                              .seed = i,
+                              .timestamp = fmt::format("2026-11-2{}T00:00:00Z", 6 + i)});
+    run.context.device = "cuda:0";
+    tipbench::GpuInfo gpu;
+    gpu.name = "NVIDIA H100 80GB HBM3";
+    run.context.fingerprint.gpus = {gpu};
+    run.context.warnings = {"the clocks were not locked"};
+    auto& suite = run.suites[0];
+    suite.source_claim = tipbench::SourceClaim{"00" + std::to_string(i), "a claim of " + suites[i].first};
+    for (auto& arm : suite.cases[0].arms) {
+      arm.info = {{"model", "resnet50"},
+                  {"image_size", 224},
+                  {"precision", arm.baseline ? "fp32" : "bf16"},
+                  {"input_shapes", "fixed"},
+                  {"training_flops_per_sample", 24299077632.0}};
+    }
+    for (auto& c : suite.cases[0].comparisons) {
+      if (c.metric == "throughput_samples_per_s")
+        c.estimate = {.ratio = suites[i].second,
+                      .ci_low = suites[i].second * 0.999,
+                      .ci_high = suites[i].second * 1.001,
+                      .blocks = 10};
+    }
+    files.push_back({fmt::format("h100-{}.json", suites[i].first), run});
+  }
+  const auto merged = r::merge_runs_of_one_machine(files);
+  const auto model = r::report_model({merged}, {}, {});
+  ASSERT_FALSE(model.at("charts").empty());
+  EXPECT_EQ(model.at("charts").at(0).at("id"), "speedup");
+  EXPECT_EQ(model.at("charts").at(0).at("scale"), "log");
+  const std::string html = r::render_html(model, {merged}, r::read_chartjs(chartjs));
+  // The summary comes first: the claims' verdicts, then the MFU table, then warnings and runs.
+  const auto findings = html.find("<h2>Findings</h2>"), runs = html.find("<h2>Runs</h2>");
+  ASSERT_NE(findings, std::string::npos);
+  EXPECT_LT(findings, html.find("the clocks were not locked"));
+  EXPECT_LT(html.find("the clocks were not locked"), runs);
+  EXPECT_TRUE(contains(html, "(001) a claim of zero_grad")) << html.substr(findings, 3000);
+  EXPECT_TRUE(contains(html, "<h3>Model FLOP utilisation</h3>")) << html.substr(findings, 3000);
+  EXPECT_EQ(html.find("the clocks were not locked"), html.rfind("the clocks were not locked"));
+  EXPECT_TRUE(contains(html, "<td>3 builds (below)</td>"));
+  EXPECT_TRUE(contains(html, "<h2>Arms of 3 runs</h2>"));
+  const std::string html_path = (dir / "report.html").string();
+  tipbench::testing::write_bytes(html_path, html);
+
+  const auto common = tipbench::testing::chromium_args(chromium, dir / "profile", "1200,2400");
+  auto dump = common;
+  dump.insert(dump.end(), {"--dump-dom", "file://" + html_path});
+  const std::string dom_path = (dir / "dom.html").string();
+  ASSERT_EQ(run_to_file(dump, dom_path), 0);
+  const std::string dom = tipbench::testing::read_bytes(dom_path);
+  EXPECT_TRUE(contains(dom, fmt::format("data-charts-drawn=\"{}\"", model.at("charts").size()))) << dom.substr(0, 2000);
+  EXPECT_TRUE(contains(dom, "data-js-errors=\"0\"")) << dom.substr(0, 2000);
+  auto shot = common;
+  const std::string png = (dir / "findings.png").string();
+  shot.insert(shot.end(), {"--screenshot=" + png, "file://" + html_path});
+  ASSERT_EQ(run_to_file(shot, (dir / "shot.log").string()), 0);
+  const std::string bytes = tipbench::testing::read_bytes(png);
+  ASSERT_GT(bytes.size(), 20000u);
   EXPECT_EQ(bytes.substr(1, 3), "PNG");
 }
 

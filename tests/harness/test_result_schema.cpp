@@ -57,7 +57,8 @@ TEST(ResultSchema, VersionIsMajorDotMinor) {
 }
 
 // Since 1.9 a significant change under the threshold has its own verdict, which reads back; an
-// older document's no_significant_difference reads as it was written.
+// older document's no_significant_difference reads as under_threshold where its interval excludes
+// 1 (the same rule: the word did not exist), as it was written where the interval holds 1.
 TEST(ResultSchema, TheUnderThresholdVerdictRoundTrips) {
   Result r = sample_result();
   r.suites[0].cases[0].comparisons.at(0).verdict = tipbench::stats::Verdict::under_threshold;
@@ -66,7 +67,14 @@ TEST(ResultSchema, TheUnderThresholdVerdictRoundTrips) {
   EXPECT_EQ(tipbench::parse_result(doc, "memory").suites[0].cases[0].comparisons.at(0).verdict,
             tipbench::stats::Verdict::under_threshold);
   doc["schema_version"] = "1.8";
-  doc["suites"][0]["cases"][0]["comparisons"][0]["verdict"] = "no_significant_difference";
+  auto& old = doc["suites"][0]["cases"][0]["comparisons"][0];
+  old["verdict"] = "no_significant_difference";
+  old["ratio"] = 0.987;  // zero_grad on an H100: x0.987 [0.9870, 0.9875]
+  old["ci95_low"] = 0.9870;
+  old["ci95_high"] = 0.9875;
+  EXPECT_EQ(tipbench::parse_result(doc, "memory").suites[0].cases[0].comparisons.at(0).verdict,
+            tipbench::stats::Verdict::under_threshold);
+  old["ci95_high"] = 1.001;
   EXPECT_EQ(tipbench::parse_result(doc, "memory").suites[0].cases[0].comparisons.at(0).verdict,
             tipbench::stats::Verdict::no_significant_difference);
 }

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tipbench::reports {
 
@@ -33,5 +34,15 @@ std::optional<ArmMfu> arm_mfu(const Result& result, const ArmResult& arm);
 
 // "43.3 TFLOP/s, 8.8% of tf32 (H100 SXM5 dense 494.7)", or the TFLOP/s and why there is no MFU.
 std::string mfu_words(const ArmMfu& m);
+
+// A findings page's MFU table: per model and precision of its matrix work, the arm of the run
+// that reached the most model TFLOP/s.
+struct ModelMfu {
+  std::string model;
+  std::string case_name;
+  const ArmResult* arm = nullptr;  // in the result given
+  ArmMfu mfu;
+};
+std::vector<ModelMfu> best_mfu_per_model(const Result& result);
 
 }  // namespace tipbench::reports

@@ -1,0 +1,122 @@
+#include "findings_section.h"
+
+#include "tipbench/escape.h"
+#include "tipbench/reports/format.h"
+#include "tipbench/reports/mfu.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace tipbench::reports::detail {
+
+namespace {
+
+// "x1.351 [1.351, 1.352] faster" (HTML), "-" when the case has no such comparison.
+std::string verdict_cell(const Comparison* cmp) {
+  if (!cmp) return "-";
+  return fmt::format("<span class=ratio>{}</span> {}{}", html_escape(ratio_with_ci(*cmp)),
+                     html_escape(verdict_label(*cmp)), cmp->noisy ? " [noisy]" : "");
+}
+
+// One row per treatment of each case: its throughput and memory against the case's baseline.
+std::string claim_rows(const SuiteResult& suite) {
+  std::string h;
+  bool first = true;
+  const std::string claim =
+      suite.source_claim ? fmt::format("({}) {}", suite.source_claim->sources, suite.source_claim->claim) : "-";
+  for (const auto& c : suite.cases) {
+    // The case's levels without the suite's name, which the row's first cell holds.
+    const std::string levels = c.name.starts_with(suite.name + "/") ? c.name.substr(suite.name.size() + 1) : c.name;
+    for (const auto& arm : c.arms) {
+      const Comparison* throughput = find_comparison(c, arm.arm);
+      if (!throughput) continue;
+      const ArmResult* baseline = find_arm(c, throughput->baseline);
+      const Comparison* memory =
+          baseline && !baseline->memory_metric.empty() ? find_comparison(c, arm.arm, baseline->memory_metric) : nullptr;
+      h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{} vs {}</td><td>{}</td><td>{}</td></tr>\n",
+                       first ? html_escape(suite.name) : "", first ? html_escape(claim) : "", html_escape(levels),
+                       html_escape(arm.arm), html_escape(throughput->baseline), verdict_cell(throughput),
+                       verdict_cell(memory));
+      first = false;
+    }
+  }
+  if (first) {
+    h += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td colspan=4 class=note>no comparison (every arm skipped, "
+        "failed or alone)</td></tr>\n",
+        html_escape(suite.name), html_escape(claim));
+  }
+  return h;
+}
+
+std::string mfu_table(const Result& result) {
+  const auto rows = best_mfu_per_model(result);
+  if (rows.empty()) return "";
+  std::string h =
+      "<h3>Model FLOP utilisation</h3>\n<p class=note>Per model and the precision its matrix work ran in, the arm "
+      "with the most model TFLOP/s: the model's training FLOPs per sample (PyTorch's flop counter, attention "
+      "included) &times; samples/s, over the GPU's dense datasheet peak for that precision.</p>\n"
+      "<table><tr><th>model</th><th>matrix work</th><th>samples/s</th><th>TFLOP/s</th><th>MFU</th>"
+      "<th>measured by</th></tr>\n";
+  for (const auto& row : rows) {
+    h += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td class=num>{:.1f}</td><td class=num>{:.1f}</td><td class=num>{}</td>"
+        "<td>{}</td></tr>\n",
+        html_escape(row.model), html_escape(row.mfu.peak_name.empty() ? "-" : row.mfu.peak_name),
+        row.arm->throughput_samples_per_s.median, row.mfu.model_tflops,
+        row.mfu.mfu ? fmt::format("{:.1f}% of {:.1f}", 100 * *row.mfu.mfu, row.mfu.peak_tflops)
+                    : html_escape(row.mfu.why_no_mfu),
+        html_escape(row.case_name + "/arm:" + row.arm->arm));
+  }
+  return h + "</table>\n";
+}
+
+}  // namespace
+
+std::string findings_section(const NamedRun& run) {
+  std::string h =
+      "<h2>Findings</h2>\n<p class=note>What each suite's claim from the source articles came to here: every "
+      "comparison of a treatment with its case's baseline, in the harness's words (faster or slower: "
+      "significant and beyond the practical threshold; significant, under the threshold; no detectable "
+      "difference).</p>\n<table><tr><th>suite</th><th>source claim</th><th>case</th><th>comparison</th>"
+      "<th>throughput [95% CI]</th><th>memory [95% CI]</th></tr>\n";
+  for (const auto& suite : run.result.suites) h += claim_rows(suite);
+  return h + "</table>\n" + mfu_table(run.result);
+}
+
+std::string builds_table(const NamedRun& run) {
+  if (run.parts.empty()) return "";
+  struct Build {
+    std::string git, first, last;
+    std::vector<std::string> files, suites;
+  };
+  std::vector<Build> builds;
+  for (const auto& part : run.parts) {
+    const std::string git = part.git.sha.substr(0, 12) + (part.git.dirty ? " (dirty)" : "");
+    auto it = std::find_if(builds.begin(), builds.end(), [&](const Build& b) { return b.git == git; });
+    if (it == builds.end()) {
+      builds.push_back({git, part.timestamp_utc, part.timestamp_utc, {}, {}});
+      it = builds.end() - 1;
+    }
+    it->first = std::min(it->first, part.timestamp_utc);
+    it->last = std::max(it->last, part.timestamp_utc);
+    it->files.push_back(part.label);
+    it->suites.insert(it->suites.end(), part.suites.begin(), part.suites.end());
+  }
+  std::string h = fmt::format(
+      "<p class=note>{} files, measured by {} build(s):</p>\n<table><tr><th>git</th><th>time (UTC)</th>"
+      "<th>suites</th><th>files</th></tr>\n",
+      run.parts.size(), builds.size());
+  for (const auto& b : builds) {
+    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(b.git),
+                     html_escape(b.first == b.last ? b.first : b.first + " to " + b.last),
+                     html_escape(fmt::format("{}", fmt::join(b.suites, ", "))),
+                     html_escape(fmt::format("{}", fmt::join(b.files, ", "))));
+  }
+  return h + "</table>\n";
+}
+
+}  // namespace tipbench::reports::detail
