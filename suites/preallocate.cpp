@@ -8,14 +8,13 @@
 // (InputShapes::ascending: warm-up at the smallest size, then whole cycles of the sizes timed).
 // Baseline: none (PyTorch's default). Treatment: max_shape, the pre-allocation step (BatchNorm's
 // running statistics put back, so both arms train the same model), timed (preallocate_ms).
-// The tip is about a cold process, so on CUDA every trial runs in a fresh process (a cold caching
-// allocator, cuDNN and cuBLAS as a new training job meets them), and the note compares two things:
+// The tip is about a cold process, so every trial runs in a fresh process (on CUDA a cold caching
+// allocator, cuDNN and cuBLAS as a new training job meets them; on a CPU a cold heap and oneDNN's
+// per-shape primitive cache), and the note compares two things:
 //   first steps   the pre-allocation plus the first cycle of sizes: the time to the 8th step
 //   steady state  the step time over the later cycles, when both arms have every size cached
-// On a CPU the trials share a process: there is no caching allocator to start cold (glibc's
-// malloc hands large blocks back to the system), and a process per trial would cost the quick
-// suite more than the arm. CUDA records device_mallocs: the allocator's device allocations while
-// timed. CNNs only: a ViT's position embedding fixes its input size.
+// CUDA records device_mallocs: the allocator's device allocations while timed. CNNs only: a ViT's
+// position embedding fixes its input size.
 #include "common/input_shapes.h"
 #include "common/training.h"
 #include "preallocate/preallocate_step.h"
@@ -100,16 +99,14 @@ class Preallocate final : public Suite {
  public:
   std::string name() const override { return "preallocate"; }
   std::string description() const override {
-    return "input sizes that grow step by step, each CUDA trial in a fresh process: no pre-allocation (default) vs "
+    return "input sizes that grow step by step, each trial in a fresh process: no pre-allocation (default) vs "
            "one forward and backward at the largest size first; the first steps (pre-allocation included) and the "
            "steady state, reserved memory, device allocations";
   }
   std::optional<SourceClaim> source_claim() const override {
     return SourceClaim{"003", "pre-allocate for the largest shape: no allocator growth mid-run"};
   }
-  Isolation isolation(const SuiteContext& context) const override {
-    return context.device.is_cuda() ? Isolation::fresh_process : Isolation::in_process;
-  }
+  Isolation isolation(const SuiteContext&) const override { return Isolation::fresh_process; }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     return training_cases(context, {{"none", {{"preallocate", "none"}}}, {"max_shape", {{"preallocate", "max_shape"}}}},
                           {{"shapes", {input_shapes_name(InputShapes::ascending)}}});

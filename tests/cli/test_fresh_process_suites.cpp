@@ -65,6 +65,37 @@ TEST(FreshProcessSuites, AllocatorTrialsRunUnderTheLibraryTheirArmPreloads) {
   }
 }
 
+// The preallocate suite's arms, each trial in its own process: the pre-allocation is timed in the
+// trial that paid it, every trial times whole cycles of sizes, and the note compares the first
+// steps and the steady state of the two arms.
+TEST(FreshProcessSuites, PreallocateTrialsEachStartAColdProcess) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a CPU run keeps this test short";
+  const auto dir = tipbench::testing::fresh_scratch_dir("fresh_process_preallocate");
+  const std::string out = (dir / "r.json").string();
+  const auto o = tipbench::testing::run_child(
+      {TIPBENCH_BINARY, "run", "--quick", "--suite", "preallocate", "--device", "cpu", "--blocks", "3", "--out", out},
+      dir / "out.txt", dir / "err.txt");
+  ASSERT_EQ(o.code, tipbench::exit_code::ok) << o.err;
+  const auto r = tipbench::read_result(out);
+  ASSERT_EQ(r.suites.size(), 1u);
+  EXPECT_EQ(r.suites[0].isolation, "fresh_process");
+  const auto& c = r.suites[0].cases.at(0);
+  ASSERT_EQ(c.arms.size(), 2u);
+  for (const auto& arm : c.arms) {
+    SCOPED_TRACE(arm.arm);
+    ASSERT_EQ(arm.status, ArmStatus::ok) << arm.reason;
+    ASSERT_EQ(arm.trials.size(), 3u);
+    for (const auto& t : arm.trials) {
+      EXPECT_GE(t.step_times_ms.size(), 16u);
+      EXPECT_EQ(t.step_times_ms.size() % 8, 0u);
+      EXPECT_EQ(t.metrics.contains("preallocate_ms"), arm.arm == "max_shape");
+    }
+  }
+  ASSERT_EQ(r.suites[0].notes.size(), 1u);
+  EXPECT_TRUE(contains(r.suites[0].notes[0], "first steps (the pre-allocation and the first 8 steps, median): none "))
+      << r.suites[0].notes[0];
+}
+
 // A library merely named libjemalloc.so.2 (here zlib under that name, found first on
 // LD_LIBRARY_PATH) is preloaded but serves no malloc: the trial asks the library that does which
 // allocator it is, and the jemalloc arm is skipped with the reason instead of measuring glibc.

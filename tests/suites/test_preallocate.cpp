@@ -49,9 +49,9 @@ TEST(PreallocateSuite, CnnsOnlyWithTheReasonAndInputsThatGrow) {
   const auto why = s.skip_reason(context, cases[1], cases[1].arms[1]);
   ASSERT_TRUE(why);
   EXPECT_TRUE(contains(*why, "position embedding")) << *why;
-  // A cold process is the tip's case: every CUDA trial starts one; a CPU has no cache to start cold.
+  // A cold process is the tip's case: every trial starts one.
   EXPECT_EQ(s.isolation(tipbench::testing::cuda_context()), tipbench::Isolation::fresh_process);
-  EXPECT_EQ(s.isolation(context), tipbench::Isolation::in_process);
+  EXPECT_EQ(s.isolation(context), tipbench::Isolation::fresh_process);
 }
 
 TEST(AscendingShapes, GrowFromHalfTheImageSizeToItThenStartAgain) {
