@@ -17,6 +17,7 @@
 #include "common/training.h"
 #include "tipbench/models/model.h"
 #include "tipbench/registry.h"
+#include "common/optimizers.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -41,8 +42,7 @@ class CheckpointedTraining final : public Workload {
     net_.module().to(device_);
     net_.module().train();
     parameters_ = models::count_parameters(net_.module());
-    optimizer_ =
-        std::make_unique<torch::optim::SGD>(net_.module().parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    optimizer_ = make_default_sgd(net_.module().parameters());
     const auto options = torch::TensorOptions().device(device_);
     images_ = torch::randn({batch, 3, image_size_, image_size_}, options);
     labels_ = torch::randint(models::resolved_num_classes(model, {}), {batch}, options.dtype(torch::kLong));
@@ -68,9 +68,11 @@ class CheckpointedTraining final : public Workload {
   std::int64_t samples_per_step() const override { return batch_; }
 
   nlohmann::json info() const override {
-    return {{"model", model_name_},         {"parameters", parameters_},
-            {"batch_size", batch_},         {"image_size", image_size_},
-            {"checkpoint", policy_.name()}, {"units_per_segment", net_.units_per_segment()}};
+    nlohmann::json out = {{"model", model_name_},         {"parameters", parameters_},
+                          {"batch_size", batch_},         {"image_size", image_size_},
+                          {"checkpoint", policy_.name()}, {"units_per_segment", net_.units_per_segment()}};
+    out.update(default_sgd_info(device_));
+    return out;
   }
 
   std::map<std::string, double> metrics() const override {
@@ -87,7 +89,7 @@ class CheckpointedTraining final : public Workload {
   std::int64_t image_size_;
   SegmentedModel net_;
   std::int64_t parameters_ = 0;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;  // make_default_sgd: Python's default step
   torch::Tensor images_, labels_;
   double saved_activation_bytes_ = 0;
 };

@@ -16,6 +16,7 @@
 #include "tipbench/models/model.h"
 #include "tipbench/models/vit.h"
 #include "tipbench/registry.h"
+#include "common/optimizers.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -108,7 +109,7 @@ class VitMlpWorkload final : public Workload {
     vit_ = models::VisionTransformer(vit_options(model, image_size, layers));
     vit_->to(device_);
     vit_->train();
-    optimizer_ = std::make_unique<torch::optim::SGD>(vit_->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    optimizer_ = make_default_sgd(vit_->parameters());
     const auto o = torch::TensorOptions().device(device_);
     images_ = torch::randn({batch, 3, image_size, image_size}, o);
     labels_ = torch::randint(vit_->options().num_classes, {batch}, o.dtype(torch::kLong));
@@ -116,6 +117,7 @@ class VitMlpWorkload final : public Workload {
              {"batch_size", batch}, {"image_size", image_size},
              {"layers", layers},    {"dropout", kDropout},
              {"impl", impl}};
+    info_.update(default_sgd_info(device_));
     if (impl == "torchscript") warm_up_scripts();
   }
 
@@ -175,7 +177,7 @@ class VitMlpWorkload final : public Workload {
   std::int64_t batch_;
   c10::Device device_;
   models::VisionTransformer vit_{nullptr};
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;  // make_default_sgd: Python's default step
   torch::Tensor images_, labels_;
   std::optional<ScriptFunction> bias_gelu_, bias_dropout_residual_;
   nlohmann::json info_;

@@ -5,6 +5,7 @@
 #include "tipbench/data/loader.h"
 #include "tipbench/data/system.h"
 #include "tipbench/models/model.h"
+#include "optimizers.h"
 
 #include <torch/torch.h>
 
@@ -40,8 +41,7 @@ class LoaderWorkload final : public Workload {
       model_.ptr()->to(device_);
       model_.ptr()->train();
       parameters_ = models::count_parameters(*model_.ptr());
-      optimizer_ =
-          std::make_unique<torch::optim::SGD>(model_.ptr()->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+      optimizer_ = make_default_sgd(model_.ptr()->parameters());
     }
     // Last, so the workers start from an empty queue once the model is ready, as in a training
     // script whose loader is iterated after the model is built.
@@ -151,6 +151,7 @@ class LoaderWorkload final : public Workload {
     if (!spec_.model.empty()) {
       j["model"] = spec_.model;
       j["parameters"] = parameters_;
+      j.update(default_sgd_info(device_));
     }
     // Every distinct file skipped in this trial (warm-up included), with why.
     const auto bad = loader_->bad_files();
@@ -169,7 +170,7 @@ class LoaderWorkload final : public Workload {
   std::int64_t dataset_bytes_ = 0;
   torch::nn::AnyModule model_;
   std::int64_t parameters_ = 0;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;  // make_default_sgd: Python's default step
   std::unique_ptr<data::Loader> loader_;
   std::unique_ptr<data::DeviceFeeder> feeder_;
   std::optional<data::DeviceNormalizer> normalize_;  // uint8 batches only

@@ -227,6 +227,17 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(OptimizerChoice choice, 
   return std::make_unique<ForeachAdamW>(std::move(params), s, fused);
 }
 
+std::unique_ptr<torch::optim::Optimizer> make_default_sgd(std::vector<torch::Tensor> params) {
+  const OptimizerImpl impl =
+      params.empty() ? OptimizerImpl::loop : pytorch_default_impl(params.front().device().type());
+  return make_optimizer({OptimizerKind::sgd, impl}, std::move(params));
+}
+
+nlohmann::json default_sgd_info(const c10::Device& device) {
+  return {{"optimizer", optimizer_kind_name(OptimizerKind::sgd)},
+          {"optimizer_impl", optimizer_impl_name(pytorch_default_impl(device.type()))}};
+}
+
 std::optional<std::string> graph_capture_unsafe_reason(OptimizerChoice choice) {
   if (choice.kind != OptimizerKind::adamw || choice.impl == OptimizerImpl::fused) return std::nullopt;
   return fmt::format(

@@ -12,6 +12,8 @@
 #include <c10/core/Device.h>
 #include <torch/optim/optimizer.h>
 
+#include <nlohmann/json.hpp>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +55,13 @@ OptimizerImpl parse_optimizer_impl(const std::string& name);
 // Parameters without a gradient at step() are left alone, as torch::optim does. All parameters
 // must be on one device and of one dtype (what the foreach and fused kernels group by).
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(OptimizerChoice choice, std::vector<torch::Tensor> params);
+
+// SGD with momentum (SgdSettings) as Python's torch.optim.SGD steps the parameters by default on
+// their device (pytorch_default_impl of the first one's; the loop for none): every training
+// workload's optimizer unless its arm sets another.
+std::unique_ptr<torch::optim::Optimizer> make_default_sgd(std::vector<torch::Tensor> params);
+// What an arm's info records of that step: {"optimizer": "sgd", "optimizer_impl": "foreach"}.
+nlohmann::json default_sgd_info(const c10::Device& device);
 
 // Why a step of `choice` would be wrong inside a captured CUDA graph; nullopt when it is safe.
 // The loop and foreach AdamW take bias correction from a step count kept on the host, which a

@@ -5,6 +5,7 @@
 #include "distributed/step_phases.h"
 #include "distributed/test_fault.h"
 #include "tipbench/error_text.h"
+#include "common/optimizers.h"
 
 #include <fmt/format.h>
 
@@ -34,8 +35,7 @@ class DdpWorkload final : public Workload {
     // Backward's compute ends at the last gradient; what follows until backward returns is the
     // all-reduce that backward did not hide, and the copy out of the buckets.
     ddp_->on_last_gradient([this] { phases_.mark(StepPhases::backward_done); });
-    optimizer_ =
-        std::make_unique<torch::optim::SGD>(module_->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    optimizer_ = suites::make_default_sgd(module_->parameters());
     // One global batch, identical on every rank (same seed); each rank trains on its slice.
     const std::int64_t b = spec.training.batch_size;
     const std::int64_t side = models::resolved_image_size(spec.training.model, spec.training.model_options);
@@ -91,6 +91,7 @@ class DdpWorkload final : public Workload {
                           {"hosts", session_.layout().at("hosts")},
                           {"transport", session_.transport()},
                           {"ddp", "c10d::Reducer"},
+                          {"optimizer_impl", suites::optimizer_impl_name(suites::pytorch_default_impl(device_.type()))},
                           {"overlap", spec_.ddp.overlap},
                           {"broadcast_buffers", spec_.ddp.broadcast_buffers},
                           {"buckets", ddp_->buckets().size()},
@@ -156,7 +157,7 @@ class DdpWorkload final : public Workload {
   torch::nn::AnyModule model_;
   std::shared_ptr<torch::nn::Module> module_;
   std::unique_ptr<DdpReducer> ddp_;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;  // make_default_sgd: Python's default step
   torch::Tensor images_, labels_;
   StepPhases phases_;
 };

@@ -3,6 +3,7 @@
 #include "tipbench/models/resnet.h"
 #include "tipbench/models/small_cnn.h"
 #include "tipbench/models/vit.h"
+#include "common/optimizers.h"
 
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
@@ -104,8 +105,7 @@ class DpWorkload final : public Workload {
     if (!replicas_) replicas_ = try_replicate<models::ResNet>(module_, devices);
     if (!replicas_) replicas_ = try_replicate<models::VisionTransformer>(module_, devices);
     if (!replicas_) throw std::runtime_error("DataParallel: no concrete module type for " + spec_.model);
-    optimizer_ =
-        std::make_unique<torch::optim::SGD>(module_->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    optimizer_ = suites::make_default_sgd(module_->parameters());
     const std::int64_t side = models::resolved_image_size(spec.model, spec.model_options);
     const auto classes = models::resolved_num_classes(spec.model, spec.model_options);
     const auto options = torch::TensorOptions().device(c10::Device(c10::kCUDA, 0));
@@ -126,10 +126,13 @@ class DpWorkload final : public Workload {
   std::int64_t samples_per_step() const override { return spec_.batch_size * gpus_; }
 
   nlohmann::json info() const override {
-    return {{"model", spec_.model},
-            {"batch_per_device", spec_.batch_size},
-            {"gpus", gpus_},
-            {"replication", "structure once, parameters and buffers broadcast every step (nn.DataParallel)"}};
+    nlohmann::json out = {
+        {"model", spec_.model},
+        {"batch_per_device", spec_.batch_size},
+        {"gpus", gpus_},
+        {"replication", "structure once, parameters and buffers broadcast every step (nn.DataParallel)"}};
+    out.update(suites::default_sgd_info(c10::Device(c10::kCUDA, 0)));
+    return out;
   }
 
   // Peak memory of the devices besides cuda:0 (whose peak the harness records).
@@ -149,7 +152,7 @@ class DpWorkload final : public Workload {
   torch::nn::AnyModule model_;
   std::shared_ptr<torch::nn::Module> module_;
   std::unique_ptr<ReplicatedForward> replicas_;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;  // make_default_sgd: Python's default step
   torch::Tensor images_, labels_;
 };
 

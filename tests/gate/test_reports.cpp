@@ -24,6 +24,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 namespace {
@@ -530,6 +531,24 @@ int run_to_file(const std::vector<std::string>& args, const std::string& out) {
   return tipbench::testing::run_child(args, out, "").code;
 }
 
+// The page in headless Chromium at `window` ("1200,4000"): its DOM once the scripts have run, and
+// a screenshot (PNG bytes, written beside it). A failed browser leaves the part it did not make empty.
+struct InBrowser {
+  std::string dom, png;
+};
+InBrowser open_in_chromium(const std::string& chromium, const std::filesystem::path& dir, const std::string& html_path,
+                           const std::string& window) {
+  const auto common = tipbench::testing::chromium_args(chromium, dir / "profile", window);
+  InBrowser seen;
+  auto dump = common;
+  dump.insert(dump.end(), {"--dump-dom", "file://" + html_path});
+  if (run_to_file(dump, (dir / "dom.html").string()) == 0) seen.dom = tipbench::testing::read_bytes(dir / "dom.html");
+  auto shot = common;
+  shot.insert(shot.end(), {"--screenshot=" + (dir / "page.png").string(), "file://" + html_path});
+  if (run_to_file(shot, (dir / "shot.log").string()) == 0) seen.png = tipbench::testing::read_bytes(dir / "page.png");
+  return seen;
+}
+
 TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   const std::string chromium = tipbench::testing::find_chromium();
   if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/bootstrap.sh --test installs it)";
@@ -555,23 +574,13 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   const std::string html_path = (dir / "report.html").string();
   tipbench::testing::write_bytes(html_path, r::render_html(model, runs, r::read_chartjs(chartjs)));
 
-  const auto common = tipbench::testing::chromium_args(chromium, dir / "profile", "1200,4000");
-  auto dump = common;
-  dump.insert(dump.end(), {"--dump-dom", "file://" + html_path});
-  const std::string dom_path = (dir / "dom.html").string();
-  ASSERT_EQ(run_to_file(dump, dom_path), 0);
-  const std::string dom = tipbench::testing::read_bytes(dom_path);
-  EXPECT_TRUE(contains(dom, "data-charts-drawn=\"" + std::to_string(expected) + "\"")) << dom.substr(0, 2000);
-  EXPECT_TRUE(contains(dom, "data-js-errors=\"0\"")) << dom.substr(0, 2000);
-  EXPECT_FALSE(contains(dom, "<b>not bold</b>"));
-
-  auto shot = common;
-  const std::string png = (dir / "report.png").string();
-  shot.insert(shot.end(), {"--screenshot=" + png, "file://" + html_path});
-  ASSERT_EQ(run_to_file(shot, (dir / "shot.log").string()), 0);
-  const std::string bytes = tipbench::testing::read_bytes(png);
-  ASSERT_GT(bytes.size(), 20000u);  // a page of charts, not a blank one
-  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+  const auto seen = open_in_chromium(chromium, dir, html_path, "1200,4000");
+  ASSERT_FALSE(seen.dom.empty());
+  EXPECT_TRUE(contains(seen.dom, "data-charts-drawn=\"" + std::to_string(expected) + "\"")) << seen.dom.substr(0, 2000);
+  EXPECT_TRUE(contains(seen.dom, "data-js-errors=\"0\"")) << seen.dom.substr(0, 2000);
+  EXPECT_FALSE(contains(seen.dom, "<b>not bold</b>"));
+  ASSERT_GT(seen.png.size(), 20000u);  // a page of charts, not a blank one
+  EXPECT_EQ(seen.png.substr(1, 3), "PNG");
 }
 
 // A findings page (report --one-machine): the runs of a GPU campaign by three builds, each with
@@ -637,21 +646,13 @@ TEST(HtmlInBrowser, AOneMachineFindingsPageOpensWithItsSummary) {
   const std::string html_path = (dir / "report.html").string();
   tipbench::testing::write_bytes(html_path, html);
 
-  const auto common = tipbench::testing::chromium_args(chromium, dir / "profile", "1200,2400");
-  auto dump = common;
-  dump.insert(dump.end(), {"--dump-dom", "file://" + html_path});
-  const std::string dom_path = (dir / "dom.html").string();
-  ASSERT_EQ(run_to_file(dump, dom_path), 0);
-  const std::string dom = tipbench::testing::read_bytes(dom_path);
-  EXPECT_TRUE(contains(dom, fmt::format("data-charts-drawn=\"{}\"", model.at("charts").size()))) << dom.substr(0, 2000);
-  EXPECT_TRUE(contains(dom, "data-js-errors=\"0\"")) << dom.substr(0, 2000);
-  auto shot = common;
-  const std::string png = (dir / "findings.png").string();
-  shot.insert(shot.end(), {"--screenshot=" + png, "file://" + html_path});
-  ASSERT_EQ(run_to_file(shot, (dir / "shot.log").string()), 0);
-  const std::string bytes = tipbench::testing::read_bytes(png);
-  ASSERT_GT(bytes.size(), 20000u);
-  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+  const auto seen = open_in_chromium(chromium, dir, html_path, "1200,2400");
+  ASSERT_FALSE(seen.dom.empty());
+  EXPECT_TRUE(contains(seen.dom, fmt::format("data-charts-drawn=\"{}\"", model.at("charts").size())))
+      << seen.dom.substr(0, 2000);
+  EXPECT_TRUE(contains(seen.dom, "data-js-errors=\"0\"")) << seen.dom.substr(0, 2000);
+  ASSERT_GT(seen.png.size(), 20000u);  // the summary, tables and the chart, not a blank page
+  EXPECT_EQ(seen.png.substr(1, 3), "PNG");
 }
 
 }  // namespace
