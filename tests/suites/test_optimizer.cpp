@@ -1,6 +1,7 @@
 // The optimizer suite (suites/optimizer.cpp): what it plans on a CPU (cases, arms, skips with reasons)
 // and what it concludes.
 #include "child_process.h"
+#include "cuda_required.h"
 #include "common/optimizers.h"
 #include "common/training.h"
 #include "suite_plan.h"
@@ -55,18 +56,20 @@ TEST(OptimizerSuite, QuickStepsTheOptimizerAloneAndTrainsSgdFullAlsoTrainsAdamW)
 
 // The rule of pytorch_default_impl against what Python's torch.optim.SGD and AdamW step with when
 // neither foreach nor fused is given: on every device this machine has (the CPU; CUDA where there
-// is one), and the device types PyTorch lists as having foreach kernels.
-TEST(OptimizerDefault, IsTheImplementationPythonsTorchOptimStepsWith) {
+// is one), and the device types PyTorch lists as having foreach kernels. Returns the devices asked.
+std::vector<std::string> expect_the_rule_pythons_torch_optim_follows() {
   namespace s = tipbench::suites;
   const auto dir = tipbench::testing::fresh_scratch_dir("optimizer_default");
   const auto ran = tipbench::testing::run_child(
       {TIPBENCH_PYTHON, std::string(TIPBENCH_SOURCE_DIR) + "/tests/suites/pytorch_optimizer_choice.py",
        (dir / "choice.json").string()},
       dir / "out.txt", dir / "err.txt");
-  ASSERT_EQ(ran.code, 0) << ran.err;
+  EXPECT_EQ(ran.code, 0) << ran.err;
+  if (ran.code != 0) return {};
   const auto python = nlohmann::json::parse(tipbench::testing::read_bytes(dir / "choice.json"));
-  ASSERT_TRUE(python.at("devices").contains("cpu")) << python.dump();
+  std::vector<std::string> devices;
   for (const auto& [device, by_kind] : python.at("devices").items()) {
+    devices.push_back(device);
     const auto type = c10::Device(device).type();
     for (const auto& [kind, impl] : by_kind.items()) {
       EXPECT_EQ(s::optimizer_impl_name(s::pytorch_default_impl(type)), impl.get<std::string>())
@@ -81,6 +84,19 @@ TEST(OptimizerDefault, IsTheImplementationPythonsTorchOptimStepsWith) {
     const bool foreach = std::find(listed.begin(), listed.end(), name) != listed.end();
     EXPECT_EQ(s::pytorch_default_impl(type), foreach ? s::OptimizerImpl::foreach : s::OptimizerImpl::loop) << name;
   }
+  return devices;
+}
+
+TEST(OptimizerDefault, IsTheImplementationPythonsTorchOptimStepsWith) {
+  const auto devices = expect_the_rule_pythons_torch_optim_follows();
+  EXPECT_NE(std::find(devices.begin(), devices.end(), "cpu"), devices.end());
+}
+
+// The same on a GPU machine, where Python's SGD and AdamW step CUDA parameters with foreach.
+TEST(OptimizerDefault_CUDA, IsTheImplementationPythonsTorchOptimStepsWithOnCuda) {
+  TIPBENCH_REQUIRE_CUDA();
+  const auto devices = expect_the_rule_pythons_torch_optim_follows();
+  EXPECT_NE(std::find(devices.begin(), devices.end(), "cuda"), devices.end()) << "the Python has no CUDA";
 }
 
 // On CUDA the optimizer suite's baseline is foreach, Python's default there.
