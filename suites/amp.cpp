@@ -59,8 +59,7 @@ std::vector<std::string> layouts(const SuiteContext& context, const std::string&
 
 std::string ratio_words(const Comparison* k) {
   if (!k) return "no comparison (an arm did not run, or too few blocks)";
-  return fmt::format("x{:.3f} [{:.3f}, {:.3f}] {}{}", k->estimate.ratio, k->estimate.ci_low, k->estimate.ci_high,
-                     stats::verdict_words(k->verdict), k->noisy ? " [noisy]" : "");
+  return comparison_words(*k);
 }
 
 // What the case's ratios say about each part of the claim, in one line per part that ran.

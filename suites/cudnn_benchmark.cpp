@@ -50,10 +50,7 @@ std::optional<std::string> memory_note(const CaseResult& c, const MeasureSetting
                                 median_mib(*arm, &MemoryUse::timed_peak_allocated_bytes)));
   }
   const auto k = compare_arms(*on, *off, {"timed_peak_allocated_bytes", false, timed_peak_bytes}, settings);
-  const std::string steady =
-      k ? fmt::format("x{:.3f} [{:.3f}, {:.3f}] {}{}", k->estimate.ratio, k->estimate.ci_low, k->estimate.ci_high,
-                      stats::verdict_words(k->verdict), k->noisy ? " [noisy]" : "")
-        : std::string("too few blocks to compare");
+  const std::string steady = k ? comparison_words(*k) : std::string("too few blocks to compare");
   return fmt::format(
       "{}: peak allocated over the trial (build, warm-up and the autotuner's search) / over the timed steps alone, "
       "median: {}; the timed steps' memory, on against off: {}",

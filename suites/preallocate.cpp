@@ -80,8 +80,7 @@ std::string compared(const ArmResult& treatment, const ArmResult& baseline, cons
                      const MeasureSettings& settings) {
   const auto k = compare_arms(treatment, baseline, metric, settings);
   if (!k) return "too few blocks to compare";
-  return fmt::format("x{:.3f} [{:.3f}, {:.3f}] {}{}", k->estimate.ratio, k->estimate.ci_low, k->estimate.ci_high,
-                     stats::verdict_words(k->verdict), k->noisy ? " [noisy]" : "");
+  return comparison_words(*k);
 }
 
 // The median of a trial figure over the arm's trials.

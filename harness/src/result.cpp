@@ -18,6 +18,15 @@ using ojson = nlohmann::ordered_json;
 
 std::string schema_version() { return fmt::format("{}.{}", kSchemaMajor, kSchemaMinor); }
 
+SchemaVersion parse_schema_version(const std::string& text) {
+  SchemaVersion v;
+  char dot = 0;
+  std::istringstream in(text);
+  if (!(in >> v.major)) return {};
+  if (!(in >> dot >> v.minor) || dot != '.') v.minor = -1;
+  return v;
+}
+
 std::string_view to_string(ArmStatus status) {
   switch (status) {
     case ArmStatus::ok: return "ok";
@@ -321,8 +330,7 @@ void check_schema_version(const ojson& document, const std::string& origin) {
     throw InputError(origin + ": not a tipbench result (no \"schema_version\")");
   }
   const auto version = document.at("schema_version").get<std::string>();
-  int major = -1;
-  std::istringstream(version) >> major;
+  const int major = parse_schema_version(version).major;
   if (major != kSchemaMajor) {
     throw InputError(fmt::format("{}: result schema version {} is not supported; this tipbench reads {}.x{}", origin,
                                  version, kSchemaMajor,
@@ -415,10 +423,8 @@ namespace {
 // Before 1.9 a significant change under the practical threshold was written
 // no_significant_difference: its interval excludes 1, which is the rule of under_threshold.
 void upgrade_verdicts_before_1_9(Result& r) {
-  int major = 0, minor = 0;
-  char dot = 0;
-  std::istringstream(r.schema_version) >> major >> dot >> minor;
-  if (major != 1 || minor >= 9) return;
+  const SchemaVersion v = parse_schema_version(r.schema_version);
+  if (v.major != 1 || !v.before(1, 9)) return;
   for (auto& suite : r.suites) {
     for (auto& c : suite.cases) {
       for (auto& cmp : c.comparisons) {

@@ -58,6 +58,11 @@ std::optional<double> memory_of(const Trial& t) {
 
 TrialMetric trial_throughput() { return {"throughput_samples_per_s", true, throughput_of}; }
 
+std::string comparison_words(const Comparison& c) {
+  return fmt::format("x{:.3f} [{:.3f}, {:.3f}] {}{}", c.estimate.ratio, c.estimate.ci_low, c.estimate.ci_high,
+                     stats::verdict_words(c.verdict), c.noisy ? " [noisy]" : "");
+}
+
 std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResult& baseline, const TrialMetric& metric,
                                        const MeasureSettings& settings) {
   const Paired paired = pair_by_block(treatment, baseline, metric);

@@ -2,6 +2,7 @@
 
 #include "tipbench/escape.h"
 #include "tipbench/stats.h"
+#include "tipbench/summary.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,8 +13,7 @@ namespace {
 
 std::string ratio_cell(const std::optional<Comparison>& c) {
   if (!c) return "-";
-  return fmt::format("x{:.3f} [{:.3f}, {:.3f}] {}{}", c->estimate.ratio, c->estimate.ci_low, c->estimate.ci_high,
-                     html_escape(std::string(stats::verdict_words(c->verdict))), c->noisy ? " [noisy]" : "");
+  return html_escape(comparison_words(*c));
 }
 
 std::string memory_cell(const std::optional<Comparison>& c) {

@@ -264,9 +264,7 @@ std::string run_markdown(const NamedRun& run) {
     for (const auto& row : mfu) {
       md += fmt::format("| {} | {} | {:.1f} | {:.1f} | {} | {} |\n", markdown_escape(row.model),
                         row.mfu.peak_name.empty() ? "-" : row.mfu.peak_name, row.arm->throughput_samples_per_s.median,
-                        row.mfu.model_tflops,
-                        row.mfu.mfu ? fmt::format("{:.1f}% of {:.1f}", 100 * *row.mfu.mfu, row.mfu.peak_tflops)
-                                    : markdown_escape(row.mfu.why_no_mfu),
+                        row.mfu.model_tflops, markdown_escape(mfu_cell(row.mfu)),
                         markdown_escape(row.case_name + "/arm:" + row.arm->arm));
     }
   }

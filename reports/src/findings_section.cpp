@@ -66,9 +66,7 @@ std::string mfu_table(const Result& result) {
         "<tr><td>{}</td><td>{}</td><td class=num>{:.1f}</td><td class=num>{:.1f}</td><td class=num>{}</td>"
         "<td>{}</td></tr>\n",
         html_escape(row.model), html_escape(row.mfu.peak_name.empty() ? "-" : row.mfu.peak_name),
-        row.arm->throughput_samples_per_s.median, row.mfu.model_tflops,
-        row.mfu.mfu ? fmt::format("{:.1f}% of {:.1f}", 100 * *row.mfu.mfu, row.mfu.peak_tflops)
-                    : html_escape(row.mfu.why_no_mfu),
+        row.arm->throughput_samples_per_s.median, row.mfu.model_tflops, html_escape(mfu_cell(row.mfu)),
         html_escape(row.case_name + "/arm:" + row.arm->arm));
   }
   return h + "</table>\n";

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <sstream>
 
 namespace tipbench::reports {
 
@@ -22,10 +21,8 @@ std::string info_string(const json& info, const char* key) {
 // gets the table's, unless its info shows another workload (a changed architecture, a throughput
 // that is not samples, several ranks, changing shapes, an evaluation pass).
 bool recorded_before_flops(const Result& result) {
-  int major = 0, minor = 0;
-  char dot = 0;
-  std::istringstream(result.schema_version) >> major >> dot >> minor;
-  return major == 1 && minor < 10;
+  const SchemaVersion v = parse_schema_version(result.schema_version);
+  return v.major == 1 && v.before(1, 10);
 }
 
 std::optional<double> flops_per_sample(const Result& result, const ArmResult& arm, const ModelFlops** row) {
@@ -99,6 +96,10 @@ std::optional<ArmMfu> arm_mfu(const Result& result, const ArmResult& arm) {
                                           : peaks->fp32_tflops;
   m.mfu = m.model_tflops / m.peak_tflops;
   return m;
+}
+
+std::string mfu_cell(const ArmMfu& m) {
+  return m.mfu ? fmt::format("{:.1f}% of {:.1f}", 100 * *m.mfu, m.peak_tflops) : m.why_no_mfu;
 }
 
 std::string mfu_words(const ArmMfu& m) {

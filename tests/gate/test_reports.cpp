@@ -583,6 +583,40 @@ TEST(HtmlInBrowser, ChartsDrawInHeadlessChromiumWithoutJavaScriptErrors) {
   EXPECT_EQ(seen.png.substr(1, 3), "PNG");
 }
 
+// What a findings page takes from result files (a claim, an arm's model name, a file's label, a
+// warning) reaches it escaped: the findings table, the MFU table and the builds table.
+TEST(HtmlPage, AFindingsPageEscapesWhatItsResultsSay) {
+  std::vector<NamedRun> files;
+  for (const std::string suite : {"amp", "tf32"}) {
+    auto run = synthetic_run({.suites = {suite}, .git_sha = std::string(40, suite == "amp" ? 'a' : 'b')});
+    run.context.device = "cuda:0";
+    tipbench::GpuInfo gpu;
+    gpu.name = "NVIDIA H200";
+    run.context.fingerprint.gpus = {gpu};
+    run.context.warnings = {"<script>alert(1)</script>"};
+    run.suites[0].source_claim = tipbench::SourceClaim{"001", "<b>bold</b> claim"};
+    for (auto& arm : run.suites[0].cases[0].arms) {
+      arm.info = {{"model", "<img src=x onerror=alert(1)>"},
+                  {"image_size", 224},
+                  {"precision", "bf16"},
+                  {"input_shapes", "fixed"},
+                  {"training_flops_per_sample", 1e9}};
+    }
+    files.push_back({suite + "<i>.json", run});
+  }
+  const auto merged = r::merge_runs_of_one_machine(files);
+  const std::string html = r::render_html(r::report_model({merged}, {}, {}), {merged}, "");
+  EXPECT_TRUE(contains(html, "<h3>Model FLOP utilisation</h3>"));
+  EXPECT_TRUE(contains(html, "&lt;img src=x onerror=alert(1)&gt;"));
+  EXPECT_FALSE(contains(html, "<img src=x"));
+  EXPECT_FALSE(contains(html, "<b>bold</b>"));
+  EXPECT_FALSE(contains(html, "<i>.json"));
+  EXPECT_FALSE(contains(html, "<script>alert(1)</script>"));
+  const std::string md = r::run_markdown(merged);
+  EXPECT_FALSE(contains(md, "<img src=x")) << md;
+  EXPECT_FALSE(contains(md, "<i>.json")) << md;
+}
+
 // A findings page (report --one-machine): the runs of a GPU campaign by three builds, each with
 // the same environment warning. The page opens with what the claims came to and the MFU per
 // model, names each build once and each warning once, and draws its ratios on a log axis; in

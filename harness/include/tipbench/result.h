@@ -30,6 +30,16 @@ inline constexpr int kSchemaMajor = 1;
 // 1.8: a trial's reused_workload (kept workloads); a case's wall_s and budget_cut (--time-budget)
 inline constexpr int kSchemaMinor = 10;
 std::string schema_version();  // "1.10"
+// "1.9" -> {1, 9}; a part that is no number reads as -1. Readers that treat older documents
+// differently ask it (result.cpp's upgrades, reports/mfu.h).
+struct SchemaVersion {
+  int major = -1;
+  int minor = -1;
+  bool before(int major_then, int minor_then) const {
+    return major < major_then || (major == major_then && minor < minor_then);
+  }
+};
+SchemaVersion parse_schema_version(const std::string& text);
 
 // Bad input from outside (unreadable file, corrupt JSON, wrong schema): a clear message, exit 2.
 class InputError : public std::runtime_error {

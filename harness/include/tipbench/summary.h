@@ -38,6 +38,9 @@ inline constexpr std::size_t kMinPairedBlocks = 3;
 std::optional<Comparison> compare_arms(const ArmResult& treatment, const ArmResult& baseline, const TrialMetric& metric,
                                        const MeasureSettings& settings);
 
+// A note's words for a comparison: "x1.023 [1.010, 1.036] faster [noisy]" (stats::verdict_words).
+std::string comparison_words(const Comparison& c);
+
 void summarize_arm(ArmResult& arm);
 // Fills arm summaries and case.comparisons (compare_arms of every ok arm against the ok baseline
 // on throughput, CPU time per step and memory) from the trials.

@@ -34,6 +34,8 @@ std::optional<ArmMfu> arm_mfu(const Result& result, const ArmResult& arm);
 
 // "43.3 TFLOP/s, 8.8% of tf32 (H100 SXM5 dense 494.7)", or the TFLOP/s and why there is no MFU.
 std::string mfu_words(const ArmMfu& m);
+// A table's MFU cell: "11.8% of 494.7", or why there is none (not escaped).
+std::string mfu_cell(const ArmMfu& m);
 
 // A findings page's MFU table: per model and precision of its matrix work, the arm of the run
 // that reached the most model TFLOP/s.
