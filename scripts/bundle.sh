@@ -183,6 +183,10 @@ cp tests/suites/run_scripts.py "$stage/share/source/tests/suites/"  # the recipe
 cp tests/suites/pytorch_optimizer_choice.py "$stage/share/source/tests/suites/"  # the optimizer default's test
 mkdir -p "$stage/share/source/harness/src"  # the FLOP table's test counts it again (torchvision there)
 cp scripts/count_flops.py "$stage/share/source/scripts/"
+# The Python worker (torch.compile, python_eager arms; run.sh points TIPBENCH_WORKER_DIR at it),
+# whose models count_flops.py imports too.
+mkdir -p "$stage/share/source/python/tipbench_worker"
+cp python/tipbench_worker/*.py "$stage/share/source/python/tipbench_worker/"
 cp harness/src/model_flop_table.cpp "$stage/share/source/harness/src/"
 cp tests/models/make_reference.py "$stage/share/"
 chartjs=/usr/share/javascript/chart.js/chart.min.js
@@ -214,13 +218,14 @@ done
 # Strings that are a path in this checkout or build (text that merely mentions one, like a gtest
 # assertion's source text, is not opened): allowed are source file names (__FILE__ in error
 # messages), the compile-time defaults that an environment variable overrides (run.sh sets them:
-# the harness's source dir for git state, the tests' TIPBENCH_BUILT_* paths, among them the stack
+# the harness's source dir for git state, the Python worker's folder (TIPBENCH_WORKER_DIR), the
+# tests' TIPBENCH_BUILT_* paths, among them the stack
 # A/B head binary, absent on a GPU machine: its test skips), and the RPATH text
 # patchelf leaves behind unused. Anything else would be a path opened at run time: refuse it.
 # The compiler may store a short literal without its NUL, glued to the next one ("<root>' rev-parse
 # HEAD..." on a 16-character root): a path ends at the first quote, space or '<' after the prefix.
 stack_b_torch=$(sed -n 's/^torch==//p' "$root/requirements-stack-b.txt")  # the stack A/B test's head
-allowed=("$root" "$build/tipbench" "$python" "$(dirname "$python")/torchrun"
+allowed=("$root" "$root/python" "$build/tipbench" "$python" "$(dirname "$python")/torchrun"
          "$root/tests/models/make_reference.py" "$root/build-torch$stack_b_torch/tipbench" "${old_rpath[@]}")
 offending=$(for f in "$stage"/bin/* "$stage"/tests/*; do strings -n 6 "$f"; done |
   awk -v r="$root" -v b="$build" '

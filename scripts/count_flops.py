@@ -21,6 +21,7 @@ leaves them out: 4 N^2 D per layer forward (N tokens, D hidden), 1.43 GFLOP of V
 import argparse
 import contextlib
 import json
+import os
 import sys
 
 import torch
@@ -28,43 +29,10 @@ import torchvision
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-# name -> (image size, classes, parameters as tipbench's models/src/model.cpp counts them)
-REFERENCE = {
-    "small_cnn": (32, 10, 391_466),
-    "resnet18": (224, 1000, 11_689_512),
-    "resnet34": (224, 1000, 21_797_672),
-    "resnet50": (224, 1000, 25_557_032),
-    "vit_ti_16": (224, 1000, 5_717_416),
-    "vit_s_16": (224, 1000, 22_050_664),
-    "vit_b_16": (224, 1000, 86_567_656),
-}
-VIT_WIDTHS = {"vit_ti_16": (192, 3, 768), "vit_s_16": (384, 6, 1536), "vit_b_16": (768, 12, 3072)}
-
-
-def small_cnn():
-    """tipbench's small_cnn (models/src/small_cnn.cpp): 4 stride-2 conv-BN-ReLU stages, GAP, linear."""
-    layers, channels = [], 3
-    for out in (32, 64, 128, 256):
-        layers += [
-            torch.nn.Conv2d(channels, out, 3, stride=2, padding=1, bias=False),
-            torch.nn.BatchNorm2d(out),
-            torch.nn.ReLU(inplace=True),
-        ]
-        channels = out
-    return torch.nn.Sequential(
-        *layers, torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(channels, 10)
-    )
-
-
-def build(name):
-    if name == "small_cnn":
-        return small_cnn()
-    if name in VIT_WIDTHS:
-        hidden, heads, mlp = VIT_WIDTHS[name]
-        return torchvision.models.VisionTransformer(
-            image_size=224, patch_size=16, num_layers=12, num_heads=heads, hidden_dim=hidden, mlp_dim=mlp
-        )
-    return getattr(torchvision.models, name)()
+# The reference models as Python builds them: the Python worker's (python/tipbench_worker/models.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from tipbench_worker.models import REFERENCE, VIT_WIDTHS  # noqa: E402
+from tipbench_worker.models import build_reference as build  # noqa: E402
 
 
 def attention_forward_flops(name):

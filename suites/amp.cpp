@@ -14,6 +14,7 @@
 // --quick), where 16-bit convolutions meet the layout Tensor Cores want; and, on CUDA,
 // batch:largest, each precision at the largest batch it fits (an out-of-memory search before the
 // run), so the batch claim is also measured directly.
+#include "common/python_step.h"
 #include "common/autocast.h"
 #include "common/fp32_math.h"
 #include "common/largest_batch.h"
@@ -48,7 +49,10 @@ std::vector<ArmSpec> amp_arms(const SuiteContext& context) {
                                {kIeeeArm, {{"precision", "fp32"}, {"tf32", "off"}}},
                                precision_arm(Precision::bf16),
                                precision_arm(Precision::fp16)};
-  if (!context.quick) arms.push_back({kDoubleBatchArm, {{"precision", "bf16"}, {"batch_scale", "2"}}});
+  if (!context.quick) {
+    arms.push_back({kDoubleBatchArm, {{"precision", "bf16"}, {"batch_scale", "2"}}});
+    arms.push_back(python_eager_arm(arms[0]));  // fp32 in Python eager: is the C++ baseline what Python gets?
+  }
   return arms;
 }
 
@@ -109,6 +113,7 @@ class Amp final : public SuiteWithLargestBatch {
     return SourceClaim{"000-004", "\"several times faster than fp32 ... 2x larger batch\" (001)"};
   }
 
+  std::vector<SuiteOption> options() const override { return {kPythonTimeoutOption}; }  // its python_eager arm
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     std::vector<CaseSpec> out;
     for (const auto& model : models_to_run(context)) {
@@ -146,6 +151,7 @@ class Amp final : public SuiteWithLargestBatch {
         if (auto found = largest_batch_found(arm)) largest.push_back(fmt::format("{} {}", arm.arm, *found));
       }
       for (auto& line : claim_lines(c, settings)) out.push_back(std::move(line));
+      if (auto line = cpp_against_python_note(c, settings)) out.push_back(std::move(*line));
       if (!skipped.empty()) {
         out.push_back(fmt::format("{}: optimizer steps the loss scaler skipped per trial (median): {}", c.name,
                                   fmt::join(skipped, ", ")));
@@ -166,6 +172,7 @@ class Amp final : public SuiteWithLargestBatch {
     spec.precision = parse_precision(level(arm.levels, "precision"));
     if (find_level(arm.levels, "batch_scale")) spec.batch_size *= level_int(arm.levels, "batch_scale");
     spec.model_options.channels_last = find_level(c.params, "layout") == "nhwc";
+    if (is_python_eager_arm(arm)) return make_python_eager_workload(context, spec);  // PyTorch's own defaults
     if (!context.device.is_cuda()) return make_training_workload(context, spec);
     const bool ieee = find_level(arm.levels, "tf32") == "off";
     const Restore restore = set_fp32_math(ieee ? Fp32Math::ieee : Fp32Math::pytorch_default);

@@ -4,6 +4,7 @@
 // Tensor Core math, so each model is measured in fp32 and under bf16 autocast.
 // Baseline: NCHW (PyTorch's default). Treatment: model parameters and input in channels_last.
 #include "common/autocast.h"
+#include "common/python_step.h"
 #include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
@@ -26,9 +27,11 @@ class ChannelsLast final : public Suite {
   std::optional<SourceClaim> source_claim() const override {
     return SourceClaim{"001, 002", "NHWC suits Tensor Cores"};
   }
+  std::vector<SuiteOption> options() const override { return {kPythonTimeoutOption}; }  // its python_eager arm
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
-    return training_cases(context,
-                          {{"nchw", {{"memory_format", "nchw"}}}, {"nhwc", {{"memory_format", "channels_last"}}}},
+    std::vector<ArmSpec> arms = {{"nchw", {{"memory_format", "nchw"}}}, {"nhwc", {{"memory_format", "channels_last"}}}};
+    if (!context.quick) arms.push_back(python_eager_arm(arms[0]));  // is the C++ NCHW step what Python gets?
+    return training_cases(context, arms,
                           {{"precision", {precision_name(Precision::fp32), precision_name(Precision::bf16)}}},
                           {.quick_cpu_batch = kChannelsLastQuickCpuBatch});
   }
@@ -47,7 +50,11 @@ class ChannelsLast final : public Suite {
     TrainingSpec spec = training_spec(c);
     spec.precision = parse_precision(level(c.params, "precision"));
     spec.model_options.channels_last = level(arm.levels, "memory_format") == "channels_last";
+    if (is_python_eager_arm(arm)) return make_python_eager_workload(context, spec);
     return make_training_workload(context, spec);
+  }
+  std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
+    return cpp_against_python_notes(result, settings);
   }
 };
 

@@ -4,6 +4,7 @@
 // is measured, interleaved like any case. The tips come from --recipe TIP:ARM,... (`tipbench
 // advise` picks the winners of the single-tip suites); what an arm changes, and which tips cannot
 // go together, each tip declares in its own file (common/recipe.h).
+#include "common/python_step.h"
 #include "common/recipe.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
@@ -50,7 +51,17 @@ const std::vector<const Ingredient*>& recipe_named(const std::string& text) {
   return it->second;
 }
 
+const SuiteOption kRecipePythonOption{
+    .name = "recipe-python",
+    .type = OptionType::flag,
+    .default_value = "false",
+    .help =
+        "also measure the recipe in the Python worker: python_recipe (the recipe's Python lines, as recipe.py "
+        "holds them) against python_default; always on when the recipe holds a Python-only tip (compile)"};
+
 constexpr const char* kWithoutPrefix = "without_";
+constexpr const char* kPythonDefault = "python_default";
+constexpr const char* kPythonRecipe = "python_recipe";
 constexpr const char* kNoRecipe = "none";  // the case level of a run without --recipe (skipped)
 
 // The recipe of the run's option; an empty one when it names none or does not parse (prepare_run
@@ -64,14 +75,44 @@ std::vector<const Ingredient*> recipe_of(const SuiteContext& context) {
   }
 }
 
-// The ingredients an arm applies: all of the case's recipe but the one a leave-one-out arm leaves out.
+bool python_arm(const ArmSpec& arm) { return arm.name == kPythonDefault || arm.name == kPythonRecipe; }
+
+// The ingredients an arm applies: all of the case's recipe but the one a leave-one-out arm leaves
+// out; a C++ arm leaves out the Python-only ones, which it cannot apply.
 std::vector<const Ingredient*> applied_by(const CaseSpec& c, const ArmSpec& arm) {
-  if (arm.name == "default" || level(c.params, "recipe") == kNoRecipe) return {};
+  if (arm.name == "default" || arm.name == kPythonDefault || level(c.params, "recipe") == kNoRecipe) return {};
   std::vector<const Ingredient*> out;
   for (const auto* ingredient : recipe_named(level(c.params, "recipe"))) {
+    if (ingredient->python_only && !python_arm(arm)) continue;
     if (arm.name != kWithoutPrefix + ingredient->tip) out.push_back(ingredient);
   }
   return out;
+}
+
+// The recipe's Python lines for the worker (python_step.h's PythonRecipe): what recipe.py holds.
+PythonRecipe python_recipe_of(const std::vector<const Ingredient*>& ingredients) {
+  PythonRecipe out;
+  for (const auto* i : ingredients) {
+    const auto& p = i->python;
+    out.setup.insert(out.setup.end(), p.setup.begin(), p.setup.end());
+    out.model.insert(out.model.end(), p.model.begin(), p.model.end());
+    out.optimizer_kwargs.insert(out.optimizer_kwargs.end(), p.optimizer_kwargs.begin(), p.optimizer_kwargs.end());
+    out.batch.insert(out.batch.end(), p.batch.begin(), p.batch.end());
+    if (!p.autocast_dtype.empty()) out.autocast_dtype = p.autocast_dtype;
+    out.grad_scaler = out.grad_scaler || p.grad_scaler;
+    out.ingredients.push_back(i->key());
+    // A tip whose Python is only a comment (CUDA graphs) is not in the worker's step.
+    if (p.setup.empty() && p.model.empty() && p.optimizer_kwargs.empty() && p.batch.empty() &&
+        p.autocast_dtype.empty() && !p.grad_scaler && !i->environment) {
+      out.not_applied.push_back(i->key());
+    }
+  }
+  return out;
+}
+
+bool with_python_arms(const SuiteContext& context, const std::vector<const Ingredient*>& recipe) {
+  return kRecipePythonOption.flag(context.options) ||
+         std::any_of(recipe.begin(), recipe.end(), [](const Ingredient* i) { return i->python_only; });
 }
 
 // One restore that undoes the ingredients' process-wide settings, the last applied first.
@@ -92,21 +133,34 @@ class Recipe final : public Suite {
     return "several tips at once in one training step (--recipe; tipbench advise chooses them) vs PyTorch's "
            "default, and the recipe without each tip (leave-one-out)";
   }
-  std::vector<SuiteOption> options() const override { return {kRecipeOption}; }
+  std::vector<SuiteOption> options() const override {
+    return {kRecipeOption, kRecipePythonOption, kPythonTimeoutOption};
+  }
   std::vector<CaseSpec> cases(const SuiteContext& context) const override {
     const auto recipe = recipe_of(context);
     const std::string named = recipe.empty() ? kNoRecipe : recipe_level(recipe);
     std::vector<ArmSpec> arms{{"default", {{"tips", "none"}}}, {"recipe", {{"tips", "all"}}}};
-    if (recipe.size() > 1) {
-      for (const auto* ingredient : recipe)
-        arms.push_back({kWithoutPrefix + ingredient->tip, {{"without", ingredient->key()}}});
+    const auto in_cpp =
+        std::count_if(recipe.begin(), recipe.end(), [](const Ingredient* i) { return !i->python_only; });
+    if (in_cpp > 1) {
+      for (const auto* ingredient : recipe) {
+        if (!ingredient->python_only)
+          arms.push_back({kWithoutPrefix + ingredient->tip, {{"without", ingredient->key()}}});
+      }
+    }
+    if (with_python_arms(context, recipe)) {
+      arms.push_back({kPythonDefault, {{"tips", "none"}, {"step", "python"}}});
+      arms.push_back({kPythonRecipe, {{"tips", "all"}, {"step", "python"}}});
     }
     return training_cases(context, arms, {{"recipe", {named}}});
   }
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c,
-                                         const ArmSpec&) const override {
+                                         const ArmSpec& arm) const override {
     if (level(c.params, "recipe") == kNoRecipe) {
       return "no recipe: name the tips with --recipe TIP:ARM,... or let `tipbench advise` choose them";
+    }
+    if (arm.name == "recipe" && applied_by(c, arm).empty()) {
+      return "every tip of this recipe exists only in Python: python_recipe measures it, against python_default";
     }
     // Whether a tip runs here is its suite's answer for its full plan (--quick leaves arms out).
     SuiteContext full = context;
@@ -138,6 +192,17 @@ class Recipe final : public Suite {
   std::vector<std::string> notes(const SuiteResult& result, const MeasureSettings& settings) const override {
     std::vector<std::string> out;
     for (const auto& c : result.cases) {
+      const ArmResult* python_default = find_arm(c, kPythonDefault);
+      const ArmResult* python_recipe = find_arm(c, kPythonRecipe);
+      if (python_default && python_recipe && python_default->status == ArmStatus::ok &&
+          python_recipe->status == ArmStatus::ok) {
+        if (auto k = compare_arms(*python_recipe, *python_default, trial_throughput(), settings)) {
+          out.push_back(
+              fmt::format("{}: in Python (the worker, the recipe's Python lines): python_recipe against "
+                          "python_default {}",
+                          level(c.params, "model"), comparison_words(*k)));
+        }
+      }
       const ArmResult* recipe = find_arm(c, "recipe");
       if (!recipe || recipe->status != ArmStatus::ok) continue;
       for (const auto& arm : c.arms) {
@@ -156,6 +221,14 @@ class Recipe final : public Suite {
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {
     TrainingSpec spec = training_spec(c);
+    if (python_arm(arm)) {
+      const auto applied = applied_by(c, arm);
+      PythonStepSpec python{.model = spec.model, .batch_size = spec.batch_size};
+      if (arm.name == kPythonRecipe) python.recipe = python_recipe_of(applied);
+      for (const auto* ingredient : applied) python.environment.merge(environment_of(*ingredient, context));
+      python.timeout_s = kPythonTimeoutOption.number(context.options);
+      return make_python_step_workload(context, python);
+    }
     std::vector<Restore> restores;
     nlohmann::json applied = nlohmann::json::array();
     try {

@@ -98,6 +98,52 @@ bool may_keep(const Workload& workload, const detail::KeptArm* kept) {
   return kept != nullptr && workload.keep_between_trials() && workload.fixed_warmup_steps() == 0;
 }
 
+// What the trial records of its workload once its steps are timed, wherever they ran.
+void record_trial(TrialOutcome& out, const Workload& workload, const WarmupOutcome& warmup, int block, int position,
+                  bool reused) {
+  Trial& t = out.trial;
+  t.metrics = workload.metrics();
+  t.block = block;
+  t.position = position;
+  t.warmup_steps = warmup.steps;
+  t.warmup_stable = warmup.stable;
+  t.reused_workload = reused;
+  t.samples_per_step = workload.samples_per_step();
+  double total_ms = 0;
+  for (double ms : t.step_times_ms) total_ms += ms;
+  // Total samples over total time: averaging per-step rates would overweight fast steps.
+  const auto steps = static_cast<double>(t.step_times_ms.size());
+  t.throughput_samples_per_s = total_ms > 0 ? steps * t.samples_per_step / (total_ms / 1000) : 0;
+  out.info = workload.info();
+  out.invalid_reason = workload.invalid_reason().value_or("");
+}
+
+void keep_for_next_trial(std::unique_ptr<Workload> workload, const Trial& t, int steps, detail::KeptArm* kept) {
+  if (!may_keep(*workload, kept)) return;
+  kept->timed_steps = steps;
+  kept->median_step_s = median_of(t.step_times_ms) / 1000;
+  kept->workload = std::move(workload);
+}
+
+// A workload whose steps run in another process: timed there, with that process's memory. The
+// gate-calibration slowdown is this process's sleep and does not reach it; nor does --profile.
+TrialOutcome finish_elsewhere(std::unique_ptr<Workload> workload, const WarmupOutcome& warmup, int steps, int block,
+                              int position, bool reused, detail::KeptArm* kept) {
+  workload->begin_measurement();
+  StepsTimedElsewhere timed = workload->time_steps_elsewhere(steps);
+  if (static_cast<int>(timed.step_times_ms.size()) != steps) {
+    throw std::runtime_error("the workload timed " + std::to_string(timed.step_times_ms.size()) + " steps, not " +
+                             std::to_string(steps));
+  }
+  TrialOutcome out;
+  out.trial.step_times_ms = std::move(timed.step_times_ms);
+  out.trial.step_cpu_times_ms = std::move(timed.step_cpu_times_ms);
+  out.trial.memory = timed.memory;
+  record_trial(out, *workload, warmup, block, position, reused);
+  keep_for_next_trial(std::move(workload), out.trial, steps, kept);
+  return out;
+}
+
 }  // namespace
 
 TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
@@ -119,6 +165,8 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
 
   const WarmupOutcome warmup = warm_up(*workload, device, settings, reused ? kept->median_step_s : 0);
   const int steps = reused ? kept->timed_steps : timed_step_count(warmup, settings, workload->timed_step_period());
+  if (workload->steps_run_elsewhere())
+    return finish_elsewhere(std::move(workload), warmup, steps, block, position, reused, kept);
   auto timer = detail::make_step_timer(device, steps);
   // A no-op unless the gate-calibration knob is set (then every result records it).
   detail::SlowdownInjector slowdown(device, settings.inject_slowdown_pct, warmup.median_step_s);
@@ -140,32 +188,16 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   Trial& t = out.trial;
   t.step_times_ms = timer->finish();
   t.step_cpu_times_ms = timer->cpu_times();
-  t.metrics = workload->metrics();
   t.memory =
       memory.end(held_by_others ? *held_by_others : detail::HeldMemory{}, reused ? kept->held : detail::HeldMemory{});
-  t.block = block;
-  t.position = position;
-  t.warmup_steps = warmup.steps;
-  t.warmup_stable = warmup.stable;
-  t.reused_workload = reused;
-  t.samples_per_step = workload->samples_per_step();
-  double total_ms = 0;
-  for (double ms : t.step_times_ms) total_ms += ms;
-  // Total samples over total time: averaging per-step rates would overweight fast steps.
-  t.throughput_samples_per_s = total_ms > 0 ? steps * t.samples_per_step / (total_ms / 1000) : 0;
-  out.info = workload->info();
-  out.invalid_reason = workload->invalid_reason().value_or("");
+  record_trial(out, *workload, warmup, block, position, reused);
   if (!settings.profile_dir.empty() && block == settings.blocks - 1) {  // after everything measured
     const auto path =
         std::filesystem::path(settings.profile_dir) / detail::trace_file_name(arm_name(suite.name(), c, arm));
     out.profile = detail::profile_steps(*workload, device, settings.profile_steps, path.string());
   }
-  if (may_keep(*workload, kept)) {
-    if (!reused) kept->held = memory.held_since_begin();
-    kept->timed_steps = steps;
-    kept->median_step_s = median_of(t.step_times_ms) / 1000;
-    kept->workload = std::move(workload);
-  }
+  if (may_keep(*workload, kept) && !reused) kept->held = memory.held_since_begin();
+  keep_for_next_trial(std::move(workload), t, steps, kept);
   return out;
 }
 

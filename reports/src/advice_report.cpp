@@ -79,7 +79,7 @@ std::string recipe_findings(const Advice& advice) {
     const auto& e = outcome.combined->estimate;
     md += fmt::format("- **{}** against the default step: {}\n", ratio_text(outcome.combined),
                       verdict_text(outcome.combined));
-    if (outcome.product_of_singles && advice.recipe.size() == 1) {
+    if (outcome.product_of_singles && advice.recipe.size() - outcome.python_only.size() == 1) {
       md += fmt::format(
           "- alone, in the single-tip run: x{:.3f} (two measurements of one change: they differ by "
           "the noise of each)\n",
@@ -91,6 +91,16 @@ std::string recipe_findings(const Advice& advice) {
                         inside ? "inside" : "outside", inside ? "they compose" : "they do not simply compose");
     }
     md += fmt::format("- peak memory: {} of the default's\n", memory_text(outcome.memory));
+  }
+  if (!outcome.python_only.empty()) {
+    md += fmt::format("- in tipbench's C++ step without {} (it exists only in Python)\n",
+                      fmt::join(outcome.python_only, ", "));
+  }
+  if (outcome.python_combined) {
+    md += fmt::format(
+        "- **in Python** (the worker running the recipe's lines, as recipe.py holds them): **{}** against Python's "
+        "default step: {}\n",
+        ratio_text(outcome.python_combined), verdict_text(outcome.python_combined));
   }
   if (advice.recipe.size() > 1) {
     md += "\nWhat each tip is worth inside the recipe (leave-one-out: the recipe vs the recipe without it):\n\n";
@@ -165,6 +175,8 @@ nlohmann::json advice_json(const Advice& advice) {
             {"product_of_singles", outcome.product_of_singles ? nlohmann::json(*outcome.product_of_singles) : nullptr},
             {"worth", worth},
             {"memory", comparison_json(outcome.memory)},
+            {"python_combined", comparison_json(outcome.python_combined)},
+            {"python_only", outcome.python_only},
             {"not_measured", outcome.not_measured}}},
           {"code", advice.code}};
 }

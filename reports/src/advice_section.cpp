@@ -40,7 +40,12 @@ std::string recipe_summary(const Advice& advice) {
   if (outcome.product_of_singles) {
     h += fmt::format("; the single ratios multiplied: x{:.3f}", *outcome.product_of_singles);
   }
-  return h + "; peak memory " + memory_cell(outcome.memory) + ".</p>\n";
+  h += "; peak memory " + memory_cell(outcome.memory);
+  if (outcome.python_combined) {
+    h += "; in Python (the recipe's lines in the worker) " + ratio_cell(outcome.python_combined) +
+         " against Python's default step";
+  }
+  return h + ".</p>\n";
 }
 
 }  // namespace

@@ -52,6 +52,41 @@ std::string claim_rows(const SuiteResult& suite) {
   return h;
 }
 
+// A comparison read the other way round: the baseline against the treatment (x1/r, the interval's
+// ends inverted and swapped, faster and slower exchanged).
+Comparison inverted(const Comparison& c) {
+  Comparison out = c;
+  std::swap(out.treatment, out.baseline);
+  out.estimate.ratio = 1 / c.estimate.ratio;
+  out.estimate.ci_low = 1 / c.estimate.ci_high;
+  out.estimate.ci_high = 1 / c.estimate.ci_low;
+  if (c.verdict == stats::Verdict::faster) out.verdict = stats::Verdict::slower;
+  if (c.verdict == stats::Verdict::slower) out.verdict = stats::Verdict::faster;
+  return out;
+}
+
+// Per case with a python_eager arm (the same step in Python eager, in the worker): tipbench's C++
+// baseline against it, so a reader sees whether the C++ figures are what a Python user gets.
+std::string cpp_against_python_table(const Result& result) {
+  std::string rows;
+  for (const auto& suite : result.suites) {
+    for (const auto& c : suite.cases) {
+      const ArmResult* python = find_arm(c, "python_eager");
+      const Comparison* k = python ? find_comparison(c, python->arm) : nullptr;
+      if (!k) continue;
+      const Comparison cpp = inverted(*k);
+      rows += fmt::format("<tr><td>{}</td><td>{} vs Python eager</td><td>{}</td></tr>\n", html_escape(c.name),
+                          html_escape(cpp.treatment), verdict_cell(&cpp));
+    }
+  }
+  if (rows.empty()) return "";
+  return "<h3>tipbench's C++ step against Python eager</h3>\n<p class=note>The case's C++ baseline against the "
+         "same step in Python eager (the python_eager arm, run in the Python worker and interleaved with it): above "
+         "x1 the C++ figures are faster than what a Python user's step gets here.</p>\n"
+         "<table><tr><th>case</th><th>comparison</th><th>throughput [95% CI]</th></tr>\n" +
+         rows + "</table>\n";
+}
+
 std::string mfu_table(const Result& result) {
   const auto rows = best_mfu_per_model(result);
   if (rows.empty()) return "";
@@ -82,7 +117,7 @@ std::string findings_section(const NamedRun& run) {
       "difference).</p>\n<table><tr><th>suite</th><th>source claim</th><th>case</th><th>comparison</th>"
       "<th>throughput [95% CI]</th><th>memory [95% CI]</th></tr>\n";
   for (const auto& suite : run.result.suites) h += claim_rows(suite);
-  return h + "</table>\n" + mfu_table(run.result);
+  return h + "</table>\n" + cpp_against_python_table(run.result) + mfu_table(run.result);
 }
 
 std::string builds_table(const NamedRun& run) {

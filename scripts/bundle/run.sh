@@ -191,6 +191,7 @@ export TIPBENCH_SOURCE_DIR=$bundle/share/source
 export TIPBENCH_MAKE_REFERENCE=$bundle/share/make_reference.py
 export TIPBENCH_CHARTJS=$bundle/share/chart.min.js
 export TIPBENCH_TEST_DATA=$work/test-data
+export TIPBENCH_WORKER_DIR=$bundle/share/source/python  # the Python worker (docs/python-worker.md)
 if [[ -n $python ]]; then
   export TIPBENCH_PYTHON=$python
   torchrun=$(dirname "$python")/torchrun

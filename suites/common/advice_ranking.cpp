@@ -166,6 +166,18 @@ void read_recipe(const Result& recipe_run, Advice& advice) {
     return;
   }
   out.case_name = c->name;
+  const ArmResult* python_default = find_arm(*c, "python_default");
+  const ArmResult* python_recipe = find_arm(*c, "python_recipe");
+  if (python_default && python_recipe && python_default->status == ArmStatus::ok &&
+      python_recipe->status == ArmStatus::ok) {
+    out.python_combined =
+        compare_arms(*python_recipe, *python_default, trial_throughput(), recipe_run.context.settings);
+  }
+  for (const auto& key : advice.recipe) {
+    if (const Ingredient* ingredient = find_ingredient(key); ingredient && ingredient->python_only) {
+      out.python_only.push_back(key);
+    }
+  }
   const ArmResult* recipe = find_arm(*c, "recipe");
   if (!recipe || recipe->status != ArmStatus::ok) {
     out.not_measured = recipe ? why_not_ok(*recipe) : "no recipe arm";
@@ -179,6 +191,11 @@ void read_recipe(const Result& recipe_run, Advice& advice) {
     for (const auto& ranked : advice.ranked) {
       if (ranked.key() == key) tip = &ranked;
     }
+    // The C++ recipe leaves a Python-only tip out: its ratio is not in the product.
+    if (std::find(out.python_only.begin(), out.python_only.end(), key) != out.python_only.end()) {
+      out.worth.push_back(std::nullopt);
+      continue;
+    }
     if (tip->throughput) product *= tip->throughput->estimate.ratio;
     const ArmResult* without = find_arm(*c, "without_" + tip->tip);
     std::optional<Comparison> worth;
@@ -187,7 +204,7 @@ void read_recipe(const Result& recipe_run, Advice& advice) {
     }
     out.worth.push_back(worth);
   }
-  out.product_of_singles = product;
+  if (advice.recipe.size() > out.python_only.size()) out.product_of_singles = product;
 }
 
 }  // namespace tipbench::suites

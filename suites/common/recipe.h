@@ -70,12 +70,16 @@ struct Ingredient {
   // why): ranked and given its Python lines all the same.
   std::function<Restore(const SuiteContext&, TrainingSpec&)> apply;
   std::string outside_recipe;
+  // A tip that exists only in Python (torch.compile): it joins the recipe and recipe.py like any
+  // training-step tip, but `apply` stays null, so the recipe suite's C++ arms leave it out; its
+  // Python arms (python_default, python_recipe: the Python worker) apply it with the others' lines.
+  bool python_only = false;
   // Why the arm's win depends on what else runs on the machine (a thread count's does): said
   // beside its ratio. "" when it does not.
   std::string load_sensitive;
 
   std::string key() const { return tip + ":" + arm; }
-  bool in_training_step() const { return static_cast<bool>(apply); }
+  bool in_training_step() const { return static_cast<bool>(apply) || python_only; }
 };
 
 bool register_ingredient(Ingredient ingredient);

@@ -617,6 +617,26 @@ TEST(HtmlPage, AFindingsPageEscapesWhatItsResultsSay) {
   EXPECT_FALSE(contains(md, "<i>.json")) << md;
 }
 
+// A case with a python_eager arm gets a row of the C++ step against Python eager: the harness's
+// comparison of the Python arm with the C++ baseline, read the other way round.
+TEST(HtmlPage, AFindingsPageSetsTheCppStepAgainstPythonEager) {
+  auto run = synthetic_run({.arms = {"none", "zero", "python_eager"}});
+  auto& c = run.suites[0].cases[0];
+  tipbench::Comparison* python = nullptr;
+  for (auto& k : c.comparisons) {
+    if (k.treatment == "python_eager" && k.metric == "throughput_samples_per_s") python = &k;
+  }
+  ASSERT_NE(python, nullptr);
+  python->estimate = {.ratio = 0.8, .ci_low = 0.78, .ci_high = 0.82, .blocks = 10};
+  python->verdict = tipbench::stats::Verdict::slower;
+  const std::vector<NamedRun> runs{{"run.json", run}};
+  const std::string html = r::render_html(r::report_model(runs, {}, {}), runs, "");
+  EXPECT_TRUE(contains(html, "<h3>tipbench's C++ step against Python eager</h3>")) << html.substr(0, 3000);
+  // 1/0.8 = 1.25; the interval's ends 1/0.82 and 1/0.78, swapped; slower for Python is faster for C++.
+  EXPECT_TRUE(contains(html, "<td>none vs Python eager</td><td><span class=ratio>x1.250 [1.220, 1.282]</span> faster"))
+      << html.substr(html.find("C++ step against"), 1500);
+}
+
 // A findings page (report --one-machine): the runs of a GPU campaign by three builds, each with
 // the same environment warning. The page opens with what the claims came to and the MFU per
 // model, names each build once and each warning once, and draws its ratios on a log axis; in

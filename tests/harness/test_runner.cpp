@@ -208,6 +208,61 @@ TEST(Runner_CUDA, TheTimedStepsPeakIsToldFromTheWholeTrials) {
   EXPECT_LT(*t.memory.timed_peak_allocated_bytes, 2 << 20);
 }
 
+// A workload whose steps run in another process (the Python worker's): warmed up through step(),
+// then asked for its timed steps, whose times and memory the trial records as given; a count
+// other than asked fails the arm.
+class ElsewhereWorkload final : public tipbench::Workload {
+ public:
+  explicit ElsewhereWorkload(int extra) : extra_(extra) {}
+  void step() override { ++warmup_steps; }
+  std::int64_t samples_per_step() const override { return 4; }
+  bool steps_run_elsewhere() const override { return true; }
+  tipbench::StepsTimedElsewhere time_steps_elsewhere(int steps) override {
+    tipbench::StepsTimedElsewhere out;
+    out.step_times_ms.assign(steps + extra_, 2.0);
+    out.step_cpu_times_ms.assign(steps + extra_, 3.0);
+    out.memory.peak_rss_growth_bytes = 12345;
+    return out;
+  }
+  int warmup_steps = 0;
+
+ private:
+  int extra_;
+};
+
+class ElsewhereSuite final : public tipbench::Suite {
+ public:
+  std::string name() const override { return "elsewhere"; }
+  std::string description() const override { return "a suite of the test's own"; }
+  std::vector<CaseSpec> cases(const SuiteContext&) const override {
+    return {{{{"model", "m"}}, {{"right", {}}, {"miscounted", {}}}}};
+  }
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm,
+                                              const TrialInfo&) const override {
+    return std::make_unique<ElsewhereWorkload>(arm.name == "miscounted" ? 1 : 0);
+  }
+};
+
+TEST(Runner, StepsThatRunElsewhereAreTimedThereAndRecordedAsGiven) {
+  const ElsewhereSuite suite;
+  const RunOutcome r = run(tiny_plan(suite, 2));
+  const auto& c = r.suites.at(0).cases.at(0);
+  const auto& right = arm_named(c, "right");
+  ASSERT_EQ(right.status, ArmStatus::ok) << right.reason;
+  for (const auto& t : right.trials) {
+    EXPECT_FALSE(t.step_times_ms.empty());
+    for (double ms : t.step_times_ms) EXPECT_EQ(ms, 2.0);
+    EXPECT_EQ(t.step_cpu_times_ms, std::vector<double>(t.step_times_ms.size(), 3.0));
+    EXPECT_EQ(t.memory.peak_rss_growth_bytes, 12345);
+    EXPECT_FALSE(t.memory.peak_allocated_bytes.has_value());
+    EXPECT_DOUBLE_EQ(t.throughput_samples_per_s, 4 / 0.002);  // 4 samples every 2 ms
+    EXPECT_GT(t.warmup_steps, 0);
+  }
+  const auto& miscounted = arm_named(c, "miscounted");
+  EXPECT_EQ(miscounted.status, ArmStatus::failed);
+  EXPECT_NE(miscounted.reason.find("steps, not"), std::string::npos) << miscounted.reason;
+}
+
 // Sequential blocks (block_looks.h): a case whose comparison is settled at the pilot stops there
 // and says why; so does a case with nothing to compare (its baseline failed).
 TEST(Runner, ASettledCaseStopsAtThePilotAndSaysWhy) {

@@ -16,6 +16,18 @@ import traceback
 import torch  # noqa: F401  (imported once, before the forks: the point of this runner)
 
 
+def warm_inductor():
+    """Before the forks too: Inductor's check of the CPU's vector ISAs (a Python process per ISA,
+    about 16 s on 2 cores, cached per process), which every script that calls torch.compile would
+    otherwise pay again."""
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        cpu_vec_isa.valid_vec_isa_list()
+    except Exception:  # a torch without Inductor: the scripts then find out for themselves
+        pass
+
+
 def run_one(script, args):
     pid = os.fork()
     if pid == 0:
@@ -50,6 +62,8 @@ def main():
         return 2
     with open(sys.argv[1]) as f:
         args = [line.rstrip("\n") for line in f if line.rstrip("\n")]
+    if any("torch.compile" in open(script).read() for script in sys.argv[2:]):
+        warm_inductor()
     for script in sys.argv[2:]:
         run_one(script, args)
     return 0

@@ -44,7 +44,8 @@ TEST(AmpSuite, FullPlanTestsTheBatchClaimAndChannelsLastInEveryArm) {
   const auto cases = s.cases(context);
   ASSERT_EQ(cases.size(), 3u);
   EXPECT_EQ(tipbench::case_name("amp", cases[1]), "amp/model:small_cnn/batch:32/layout:nhwc");
-  EXPECT_EQ(arm_names(cases[1]), (std::vector<std::string>{"fp32", "fp32_ieee", "bf16", "fp16", "bf16_2x"}));
+  EXPECT_EQ(arm_names(cases[1]),
+            (std::vector<std::string>{"fp32", "fp32_ieee", "bf16", "fp16", "bf16_2x", "python_eager"}));
   context.batch_size = 2;  // a short step: the arm's setup is under test
   const auto small = s.cases(context);
   auto doubled = s.prepare(context, small[1], small[1].arms[4], {});

@@ -8,6 +8,7 @@
 #include "suite_plan.h"
 #include "test_paths.h"
 #include "tipbench/result.h"
+#include "tipbench/trial.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -132,6 +133,52 @@ TEST(RecipeSuite, PlansTheDefaultTheRecipeAndLeaveOneOut) {
   const auto skipped = s.skip_reason(graphs, s.cases(graphs)[0], s.cases(graphs)[0].arms[0]);
   ASSERT_TRUE(skipped);
   EXPECT_TRUE(contains(*skipped, "cuda_graphs:graph cannot run here")) << *skipped;
+}
+
+// A Python-only tip (compile) joins the recipe; the C++ arms leave it out (no leave-one-out for it)
+// and the Python arms measure it. --recipe-python adds those arms to any recipe.
+TEST(RecipeSuite, APythonOnlyTipIsMeasuredByThePythonArms) {
+  const auto& s = suite_named("recipe");
+  const auto with_compile = recipe_context("compile:default,channels_last:nhwc");
+  EXPECT_EQ(arm_names(s.cases(with_compile)[0]),
+            (std::vector<std::string>{"default", "recipe", "python_default", "python_recipe"}));
+  auto verified = recipe_context("channels_last:nhwc,optimizer:foreach");
+  verified.options["recipe-python"] = "true";
+  EXPECT_EQ(arm_names(s.cases(verified)[0]),
+            (std::vector<std::string>{"default", "recipe", "without_channels_last", "without_optimizer",
+                                      "python_default", "python_recipe"}));
+  // A recipe of Python-only tips has nothing for the C++ recipe arm to apply: skipped, saying so.
+  const auto only = recipe_context("compile:default");
+  const auto oc = s.cases(only)[0];
+  const auto why = s.skip_reason(only, oc, oc.arms[1]);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "exists only in Python")) << *why;
+  EXPECT_FALSE(s.skip_reason(only, oc, oc.arms[3]));  // python_recipe
+  const auto c = s.cases(with_compile)[0];
+  auto cpp = s.prepare(with_compile, c, c.arms[1], {});
+  EXPECT_EQ(cpp->info().at("ingredients"), nlohmann::json::array({"channels_last:nhwc"}));  // compile left out
+}
+
+// python_recipe runs the recipe's Python lines in the worker: recipe.py's channels_last and foreach.
+TEST(RecipeSuite, ThePythonRecipeArmAppliesTheRecipesLinesInTheWorker) {
+  const auto& s = suite_named("recipe");
+  auto context = recipe_context("channels_last:nhwc,optimizer:foreach,cpu_threads:t1");
+  context.options["recipe-python"] = "true";
+  context.batch_size = 4;
+  const auto c = s.cases(context)[0];
+  const auto arm = c.arms.back();
+  ASSERT_EQ(arm.name, "python_recipe");
+  const auto t = tipbench::run_trial(s, context, c, arm, tipbench::testing::short_trial(), 0, 0);
+  EXPECT_EQ(t.info.at("step"), "python_recipe");
+  EXPECT_EQ(t.info.at("ingredients").size(), 3u) << t.info.dump();
+  EXPECT_EQ(t.info.at("optimizer_impl"), "foreach");  // the recipe's, not the CPU's default loop
+  EXPECT_EQ(t.info.at("channels_last"), true);
+  EXPECT_EQ(t.info.at("threads"), 1);  // cpu_threads:t1's setup line ran in the worker
+  EXPECT_GT(t.trial.throughput_samples_per_s, 0);
+  const auto base =
+      tipbench::run_trial(s, context, c, c.arms[c.arms.size() - 2], tipbench::testing::short_trial(), 0, 0);
+  EXPECT_EQ(base.info.at("step"), "python_eager");  // python_default: the worker's step, no line applied
+  EXPECT_EQ(base.info.at("optimizer_impl"), "loop");
 }
 
 TEST(RecipeSuite, StickyOrEnvironmentIngredientsRunInFreshProcesses) {

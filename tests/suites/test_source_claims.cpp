@@ -1,7 +1,7 @@
 // Every tip measured from the source articles states what they claim for it (docs/sources.md),
 // so the reports set the measurement beside the promise; only the tips beyond the sources (TF32,
-// CUDA graphs: today's standard practice) and the recipe of several tips have none. docs/sources.md is the key to the
-// codes.
+// CUDA graphs, torch.compile: today's standard practice) and the recipe of several tips have none. docs/sources.md is
+// the key to the codes.
 #include "suite_plan.h"
 #include "test_paths.h"
 
@@ -31,7 +31,7 @@ std::map<std::string, std::string> documented_citations() {
 
 TEST(SourceClaims, EverySuiteFromTheSourcesNamesThemAndTheirClaim) {
   // recipe: the tips combined (tipbench advise), a question the sources leave open.
-  const std::set<std::string> beyond_the_sources{"tf32", "cuda_graphs", "recipe"};
+  const std::set<std::string> beyond_the_sources{"tf32", "cuda_graphs", "recipe", "compile"};
   // The sources are numbered 000-004: "002", "000-004", "000, 002-004".
   const std::regex sources(R"(00[0-4](-00[0-4])?(, 00[0-4](-00[0-4])?)*)");
   const auto suites = tipbench::all_suites();

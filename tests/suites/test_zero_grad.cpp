@@ -18,6 +18,8 @@ TEST(ZeroGradSuite, OneCasePerModelWithTheDefaultArmFirst) {
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(tipbench::case_name("zero_grad", cases[0]), "zero_grad/model:small_cnn/batch:32");
   EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"none", "zero"}));
+  EXPECT_EQ(arm_names(suite_named("zero_grad").cases(cpu_context(false))[0]),
+            (std::vector<std::string>{"none", "zero", "python_eager"}));       // Python eager beside C++
   EXPECT_EQ(tipbench::level(cases[0].arms[0].levels, "set_to_none"), "true");  // PyTorch's default
 }
 

@@ -38,6 +38,7 @@ struct AdviseFlags {
   std::uint64_t seed = 0;
   std::vector<std::string> from;
   std::vector<std::string> exclude;
+  bool verify = false;
   std::string out_dir;
   std::string chartjs = reports::default_chartjs_path();
   std::vector<std::string> argv;
@@ -166,6 +167,7 @@ int advise(AdviseFlags f) {
     auto args = shared_run_args(f);
     if (f.model.empty() && f.model_file.empty()) args.insert(args.end(), {"--model", advice.model});
     args.insert(args.end(), {"--suite", "recipe", "--recipe", recipe});
+    if (f.verify) args.push_back("--recipe-python");  // python_recipe vs python_default, in the worker
     fmt::print(stderr, "advise: measuring the recipe {} and its leave-one-out arms (log: {}/recipe.log)\n", recipe,
                f.out_dir);
     recipe_run = run_once(self, args, recipe_path, f.out_dir + "/recipe.log");
@@ -247,6 +249,9 @@ Command add_advise_command(CLI::App& app, const std::vector<std::string>& argv) 
                   "Leave out tips that change this (repeatable): numerics (AMP, TF32) or reproducibility "
                   "(cudnn.benchmark, determinism)")
       ->check(not_a_flag());
+  sub->add_flag("--verify", f->verify,
+                "Also run the recipe in Python (the worker applies recipe.py's lines) against Python's default step, "
+                "interleaved with the C++ arms; advice.md gives both ratios (always on for a recipe with compile)");
   sub->add_option("--out", f->out_dir, "Output folder (default results/advise/<UTC time>)")->check(not_a_flag());
   sub->add_option("--chartjs", f->chartjs, "Chart.js for report.html")->capture_default_str()->check(not_a_flag());
   return {sub, [f] { return run_advise(*f); }};

@@ -39,6 +39,10 @@ struct RecipeOutcome {
   std::vector<std::optional<Comparison>> worth;  // per recipe tip: recipe vs recipe without it
   std::optional<Comparison> memory;              // peak memory, recipe vs default
   std::string not_measured;                      // why there is no combined ratio
+  // In the Python worker (advise --verify, or a recipe with a Python-only tip): python_recipe, the
+  // recipe's Python lines as recipe.py holds them, against python_default, Python's default step.
+  std::optional<Comparison> python_combined;
+  std::vector<std::string> python_only;  // the recipe's tips only Python measured (compile)
 };
 
 struct Advice {

@@ -28,8 +28,10 @@ inline constexpr int kSchemaMajor = 1;
 // 1.1: arm status "invalid"; 1.2: CPU time, profiles; 1.3: source claims; 1.4: a suite's chart kind;
 // 1.5: model file; 1.6: conditions; 1.7: sequential blocks (a comparison's stop reason, t-intervals);
 // 1.8: a trial's reused_workload (kept workloads); a case's wall_s and budget_cut (--time-budget)
-inline constexpr int kSchemaMinor = 10;
-std::string schema_version();  // "1.10"
+// 1.9: verdict under_threshold; 1.10: Python's defaults as baselines, timed peak, FLOPs;
+// 1.11: steps timed in the Python worker (the compile suite, python_eager arms: info.step)
+inline constexpr int kSchemaMinor = 11;
+std::string schema_version();  // "1.11"
 // "1.9" -> {1, 9}; a part that is no number reads as -1. Readers that treat older documents
 // differently ask it (result.cpp's upgrades, reports/mfu.h).
 struct SchemaVersion {

@@ -61,6 +61,15 @@ struct TrialInfo {
   int position = 0;
 };
 
+// The timed steps of a workload whose steps run in another process, timed there by the harness's
+// own method (CUDA events on the current stream after one untimed step; the monotonic clock and
+// the process's CPU time on a CPU), with that process's memory (MemoryUse's meanings).
+struct StepsTimedElsewhere {
+  std::vector<double> step_times_ms;
+  std::vector<double> step_cpu_times_ms;  // CPU only
+  MemoryUse memory;
+};
+
 // One prepared arm: everything staged (model built, inputs on the device) before timing.
 class Workload {
  public:
@@ -90,6 +99,14 @@ class Workload {
   // is called again). Only for a workload that touches nothing process-wide while it lives (no
   // global knob, no background threads) and whose next trial does not depend on its TrialInfo.
   virtual bool keep_between_trials() const { return false; }
+  // A workload whose steps run in another process (the Python worker: torch.compile exists only
+  // there) returns true: the harness then warms it up through step() as any other, but has it
+  // time its steps where they run (time_steps_elsewhere), since this process's clock and CUDA
+  // events cannot see them; `--profile` does not reach that process.
+  virtual bool steps_run_elsewhere() const { return false; }
+  virtual StepsTimedElsewhere time_steps_elsewhere(int steps) {
+    throw std::logic_error("time_steps_elsewhere of a workload whose steps run here");
+  }
   // Why the timed steps did not measure what the arm claims (e.g. a loader that skipped more than
   // 1% of its files as corrupt: the throughput counts work not done); nullopt when they did. Read
   // once per trial, after metrics(). An invalid trial makes its arm `invalid`: kept, not compared.

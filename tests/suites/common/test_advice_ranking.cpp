@@ -148,6 +148,52 @@ TEST(Advice, TheRecipesRatioSitsBesideTheProductOfTheSingles) {
   EXPECT_EQ(json.at("ranked").size(), tipbench::suites::all_ingredients().size());
 }
 
+// A recipe with compile (Python only): the C++ product leaves it out, the Python arms' ratio is
+// read with the harness's rule and shown beside the C++ one.
+TEST(Advice, APythonOnlyTipIsJudgedInPythonBesideTheCppRecipe) {
+  Result single = single_tips();
+  add_tip(single, "compile", {}, "eager", "default", 1.50, Verdict::faster);
+  auto advice = tipbench::suites::rank_tips(single, "small_cnn", {tipbench::suites::kChangesReproducibility});
+  ASSERT_EQ(keys(advice), (std::vector<std::string>{"amp:bf16", "compile:default", "channels_last:nhwc"}));
+  Result recipe;
+  tipbench::SuiteResult s;
+  s.name = "recipe";
+  tipbench::CaseResult c;
+  c.params = {{"model", "small_cnn"}, {"batch", "32"}, {"recipe", "amp.bf16+compile.default+channels_last.nhwc"}};
+  c.name = "recipe/model:small_cnn";
+  for (const std::string arm : {"default", "recipe", "python_default", "python_recipe"}) {
+    tipbench::ArmResult a;
+    a.arm = arm;
+    a.baseline = arm == "default";
+    const double rate = arm == "python_recipe" ? 300 : arm == "recipe" ? 200 : 100;
+    for (int b = 0; b < 5; ++b) {
+      tipbench::Trial t;
+      t.block = b;
+      t.throughput_samples_per_s = rate * (b % 2 ? 1.01 : 0.99);
+      a.trials.push_back(t);
+    }
+    c.arms.push_back(a);
+  }
+  c.comparisons = {throughput("recipe", "default", 2.0, Verdict::faster)};
+  s.cases = {c};
+  recipe.suites = {s};
+  recipe.context.settings = tipbench::quick_settings();
+  tipbench::suites::read_recipe(recipe, advice);
+  const auto& outcome = advice.outcome;
+  ASSERT_TRUE(outcome.python_combined);
+  EXPECT_NEAR(outcome.python_combined->estimate.ratio, 3.0, 1e-9);
+  EXPECT_EQ(outcome.python_only, (std::vector<std::string>{"compile:default"}));
+  ASSERT_TRUE(outcome.product_of_singles);
+  EXPECT_DOUBLE_EQ(*outcome.product_of_singles, 1.80 * 1.30);  // compile's 1.50 is not in the C++ recipe
+  const std::string md = tipbench::reports::advice_markdown(advice, {.command = "tipbench advise"});
+  EXPECT_NE(md.find("without compile:default (it exists only in Python)"), std::string::npos) << md;
+  EXPECT_NE(md.find("**in Python** (the worker running the recipe's lines, as recipe.py holds them): **x3.000"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(tipbench::reports::advice_json(advice).at("recipe").at("python_only"),
+            nlohmann::json::array({"compile:default"}));
+}
+
 // A --quick run, or one that shared its CPUs, is advice not to act on, said first with each run's
 // conditions; a significant ratio whose interval is wider than itself is no win (x28.0 [2.9, 37.0]
 // from a loaded 2-core machine); a thread count's ratio says that it depends on the load.

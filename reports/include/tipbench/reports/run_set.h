@@ -24,7 +24,7 @@ struct NamedRun {
   std::string label;  // what tables call the run (usually the file name)
   Result result;
   // The files a merged run was made of, in the order given; empty for a run read from one file.
-  std::vector<RunPart> parts;
+  std::vector<RunPart> parts{};  // `{}`: {label, result} initialisers need no value for it (no warning)
 };
 
 // One RunComparison per run after the first, each against the first.

@@ -1,0 +1,146 @@
+// The compile suite (suites/compile.cpp) and the python_eager arm (suites/common/python_step.h):
+// the plan, a real compiled arm of small_cnn in the Python worker (Inductor's C++ backend on this
+// CPU) that records its compile and agrees with eager, what the notes conclude, and Python eager
+// beside tipbench's C++ step.
+#include "common/python_step.h"
+#include "suite_plan.h"
+#include "tipbench/registry.h"
+#include "tipbench/summary.h"
+#include "tipbench/trial.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using tipbench::ArmResult;
+using tipbench::ArmStatus;
+using tipbench::CaseResult;
+using tipbench::testing::arm_names;
+using tipbench::testing::cpu_context;
+using tipbench::testing::suite_named;
+
+// An ok arm of 5 blocks at `throughput` samples/s (`noise` up and down in turn), one sample per step.
+ArmResult arm_at(const std::string& name, double throughput, nlohmann::json info = nlohmann::json::object(),
+                 double noise = 0.01) {
+  ArmResult a;
+  a.arm = name;
+  a.info = std::move(info);
+  for (int b = 0; b < 5; ++b) {
+    tipbench::Trial t;
+    t.block = b;
+    t.samples_per_step = 1;
+    t.throughput_samples_per_s = throughput * (b % 2 ? 1 + noise : 1 - noise);
+    t.step_times_ms = {1000 / t.throughput_samples_per_s};
+    a.trials.push_back(t);
+  }
+  tipbench::summarize_arm(a);
+  return a;
+}
+
+TEST(CompileSuite, EagerIsTheBaselineAndCudaGraphsAreSkippedOnACpu) {
+  const auto& s = suite_named("compile");
+  const auto quick = s.cases(cpu_context(true));
+  ASSERT_EQ(quick.size(), 1u);
+  EXPECT_EQ(tipbench::case_name("compile", quick[0]), "compile/model:small_cnn/batch:8");
+  EXPECT_EQ(arm_names(quick[0]), (std::vector<std::string>{"eager", "default", "reduce_overhead"}));
+  const auto why = s.skip_reason(cpu_context(true), quick[0], quick[0].arms[2]);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("CUDA only"), std::string::npos) << *why;
+  EXPECT_FALSE(s.skip_reason(cpu_context(true), quick[0], quick[0].arms[1]).has_value());
+  EXPECT_EQ(arm_names(s.cases(cpu_context(false))[0]),
+            (std::vector<std::string>{"eager", "default", "max_autotune", "reduce_overhead"}));
+  EXPECT_FALSE(s.skip_reason(tipbench::testing::cuda_context(), quick[0], quick[0].arms[2]).has_value());
+}
+
+// The one real compile of the tests (about 35 s on 2 cores, most of it Inductor's one-time checks
+// of the CPU's vector ISAs and its C++ compiles): a cold compile in an empty cache, recorded, and
+// three compiled steps that agree with three eager ones.
+TEST(CompileSuite, ACompiledArmOfSmallCnnRecordsItsCompileAndAgreesWithEager) {
+  const auto& s = suite_named("compile");
+  auto context = cpu_context(true);
+  context.options["compile-max-graph-breaks"] = "0";
+  const auto c = s.cases(context)[0];
+  const auto t = tipbench::run_trial(s, context, c, c.arms[1], tipbench::testing::short_trial(), 0, 0);
+  EXPECT_TRUE(t.invalid_reason.empty()) << t.invalid_reason;
+  EXPECT_GE(t.trial.step_times_ms.size(), 2u);
+  EXPECT_EQ(t.trial.step_cpu_times_ms.size(), t.trial.step_times_ms.size());
+  EXPECT_GT(t.trial.throughput_samples_per_s, 0);
+  const auto& compile = t.info.at("compile");
+  EXPECT_EQ(compile.at("mode"), "default");
+  EXPECT_GT(compile.at("cold_s").get<double>(), 0);
+  EXPECT_FALSE(compile.contains("warm_s")) << "--quick skips the warm compile";
+  EXPECT_GE(compile.at("graphs").get<int>(), 1);
+  EXPECT_EQ(compile.at("graph_breaks"), 0);
+  EXPECT_TRUE(compile.at("numerics").at("agrees").get<bool>()) << compile.dump();
+  EXPECT_EQ(compile.at("numerics").at("steps"), 3);
+  EXPECT_EQ(t.info.at("step"), "torch.compile(mode=default)");
+  EXPECT_EQ(t.info.at("parameters"), 391466);
+  EXPECT_EQ(t.trial.metrics.at("recompiles"), 0);
+}
+
+TEST(CompileSuite, TheNoteSaysAfterHowManyStepsTheCompileIsPaidBack) {
+  const auto& s = suite_named("compile");
+  const nlohmann::json compile = {
+      {"mode", "default"},
+      {"cold_s", 30.0},
+      {"warm_s", 12.0},
+      {"graphs", 1},
+      {"graph_breaks", 0},
+      {"numerics", {{"steps", 3}, {"max_relative_difference", 1e-7}, {"tolerance", 7.8e-3}, {"agrees", true}}}};
+  CaseResult c;
+  c.name = "compile/model:m/batch:8";
+  c.arms = {arm_at("eager", 100, {}, 0), arm_at("default", 125, {{"compile", compile}}, 0),
+            arm_at("slow", 80, {{"compile", compile}}, 0)};
+  c.arms[0].baseline = true;
+  tipbench::SuiteResult result;
+  result.cases = {c};
+  const auto notes = s.notes(result, tipbench::quick_settings());
+  ASSERT_EQ(notes.size(), 2u);
+  // 10 ms eager, 8 ms compiled: 2 ms saved per step; 30 s / 2 ms = 15000 steps, 12 s / 2 ms = 6000.
+  EXPECT_NE(notes[0].find("cold compile 30.0 s, warm 12.0 s"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("paid back after 15000 steps (2.00 ms saved per step), 6000 with a warm cache"),
+            std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[0].find("agrees with eager after 3 steps"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[1].find("not paid back by a faster step"), std::string::npos) << notes[1];
+}
+
+TEST(PythonEager, TheDefaultStepInPythonRunsBesideTheCppBaseline) {
+  const auto& s = suite_named("zero_grad");
+  auto context = cpu_context(false);
+  context.batch_size = 4;
+  const auto c = s.cases(context)[0];
+  ASSERT_EQ(arm_names(c), (std::vector<std::string>{"none", "zero", "python_eager"}));
+  EXPECT_TRUE(tipbench::suites::is_python_eager_arm(c.arms[2]));
+  EXPECT_FALSE(tipbench::suites::is_python_eager_arm(c.arms[0]));
+  const auto python = tipbench::run_trial(s, context, c, c.arms[2], tipbench::testing::short_trial(), 0, 0);
+  const auto cpp = tipbench::run_trial(s, context, c, c.arms[0], tipbench::testing::short_trial(), 0, 0);
+  EXPECT_EQ(python.info.at("step"), "python_eager");
+  for (const char* same :
+       {"model", "parameters", "batch_size", "image_size", "precision", "optimizer", "optimizer_impl"}) {
+    EXPECT_EQ(python.info.at(same), cpp.info.at(same))
+        << same << ": " << python.info.dump() << " vs " << cpp.info.dump();
+  }
+  EXPECT_GT(python.trial.throughput_samples_per_s, 0);
+  EXPECT_TRUE(python.trial.memory.peak_rss_growth_bytes.has_value());
+}
+
+TEST(PythonEager, TheNoteGivesTheCppStepAgainstPythonByTheHarnesssRule) {
+  CaseResult c;
+  c.name = "zero_grad/model:m/batch:8";
+  c.arms = {arm_at("none", 104), arm_at("zero", 100), arm_at("python_eager", 100)};
+  c.arms[0].baseline = true;
+  const auto note = tipbench::suites::cpp_against_python_note(c, tipbench::quick_settings());
+  ASSERT_TRUE(note.has_value());
+  const auto k = tipbench::compare_arms(c.arms[0], c.arms[2], tipbench::trial_throughput(), tipbench::quick_settings());
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(*note, "zero_grad/model:m/batch:8: tipbench's C++ step (none) against Python eager: " +
+                       tipbench::comparison_words(*k));
+  c.arms[2].status = ArmStatus::skipped;
+  EXPECT_FALSE(tipbench::suites::cpp_against_python_note(c, tipbench::quick_settings()).has_value());
+}
+
+}  // namespace
