@@ -55,11 +55,12 @@ def build_reference(name):
 
 def load_model_file(path, file_format):
     """A user's model file as the C++ harness checked it (its ops, its metadata): a .pt2's train
-    program as a module; TorchScript cannot be compiled and is skipped."""
+    program as a module. TorchScript is skipped: it would run in TorchScript's interpreter, not
+    Python eager, and torch.compile cannot compile it."""
     if file_format != "pt2":
         raise ModelUnavailable(
-            "torch.compile cannot compile TorchScript; export the model as a .pt2 "
-            "(scripts/export_model.py MODULE:FACTORY ... -o net.pt2)"
+            "a TorchScript file runs in TorchScript's interpreter, not Python eager, and torch.compile cannot "
+            "compile it; export the model as a .pt2 (scripts/export_model.py MODULE:FACTORY ... -o net.pt2)"
         )
     from torch.export.pt2_archive._package import load_pt2
 

@@ -170,7 +170,10 @@ class PythonStepWorkload final : public Workload {
   std::optional<std::string> invalid_reason() const override {
     if (compile_.empty()) return std::nullopt;
     const auto numerics = compile_.value("numerics", nlohmann::json::object());
-    if (!numerics.value("agrees", false)) {
+    // `agrees` is null for a step that draws random numbers (not compared) and false when the
+    // compiled step disagrees.
+    const auto agrees = numerics.find("agrees");
+    if (agrees == numerics.end() || (agrees->is_boolean() && !agrees->get<bool>())) {
       return fmt::format(
           "the compiled step disagrees with eager after {} steps: loss {} vs {}, gradient norm {} vs {} "
           "(largest relative difference {}, tolerance {})",

@@ -60,9 +60,17 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
+// The build's defaults, read through volatile pointers: the compiler then keeps each path whole
+// in the binary (a short literal may otherwise be built from immediates, a fragment that the
+// bundle's check for build-machine paths, scripts/bundle.sh, cannot tell from a path).
+namespace {
+const char* volatile kBuiltPython = TIPBENCH_WORKER_PYTHON;
+const char* volatile kBuiltWorkerDir = TIPBENCH_WORKER_DIR;
+}  // namespace
+
 WorkerLaunch worker_launch(const std::string& log_path) {
-  const std::string python = env_or("TIPBENCH_PYTHON", TIPBENCH_WORKER_PYTHON);
-  const std::string package_dir = env_or("TIPBENCH_WORKER_DIR", TIPBENCH_WORKER_DIR);
+  const std::string python = env_or("TIPBENCH_PYTHON", kBuiltPython);
+  const std::string package_dir = env_or("TIPBENCH_WORKER_DIR", kBuiltWorkerDir);
   std::string path = package_dir;
   if (const char* existing = std::getenv("PYTHONPATH"); existing != nullptr && *existing != '\0') {
     path += std::string(":") + existing;

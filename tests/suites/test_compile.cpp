@@ -3,8 +3,10 @@
 // CPU) that records its compile and agrees with eager, what the notes conclude, and Python eager
 // beside tipbench's C++ step.
 #include "common/python_step.h"
+#include "model_files.h"
 #include "suite_plan.h"
 #include "tipbench/registry.h"
+#include "tipbench/models/model_file.h"
 #include "tipbench/summary.h"
 #include "tipbench/trial.h"
 
@@ -92,13 +94,15 @@ TEST(CompileSuite, TheNoteSaysAfterHowManyStepsTheCompileIsPaidBack) {
       {"numerics", {{"steps", 3}, {"max_relative_difference", 1e-7}, {"tolerance", 7.8e-3}, {"agrees", true}}}};
   CaseResult c;
   c.name = "compile/model:m/batch:8";
+  nlohmann::json stochastic = compile;
+  stochastic["numerics"] = {{"steps", 3}, {"stochastic", true}, {"agrees", nullptr}};
   c.arms = {arm_at("eager", 100, {}, 0), arm_at("default", 125, {{"compile", compile}}, 0),
-            arm_at("slow", 80, {{"compile", compile}}, 0)};
+            arm_at("slow", 80, {{"compile", compile}}, 0), arm_at("dropout", 100, {{"compile", stochastic}}, 0)};
   c.arms[0].baseline = true;
   tipbench::SuiteResult result;
   result.cases = {c};
   const auto notes = s.notes(result, tipbench::quick_settings());
-  ASSERT_EQ(notes.size(), 2u);
+  ASSERT_EQ(notes.size(), 3u);
   // 10 ms eager, 8 ms compiled: 2 ms saved per step; 30 s / 2 ms = 15000 steps, 12 s / 2 ms = 6000.
   EXPECT_NE(notes[0].find("cold compile 30.0 s, warm 12.0 s"), std::string::npos) << notes[0];
   EXPECT_NE(notes[0].find("paid back after 15000 steps (2.00 ms saved per step), 6000 with a warm cache"),
@@ -106,6 +110,8 @@ TEST(CompileSuite, TheNoteSaysAfterHowManyStepsTheCompileIsPaidBack) {
       << notes[0];
   EXPECT_NE(notes[0].find("agrees with eager after 3 steps"), std::string::npos) << notes[0];
   EXPECT_NE(notes[1].find("not paid back by a faster step"), std::string::npos) << notes[1];
+  // A step with dropout: Inductor's random numbers are not eager's, so nothing is compared.
+  EXPECT_NE(notes[2].find("numerics not compared: the step draws random numbers"), std::string::npos) << notes[2];
 }
 
 TEST(PythonEager, TheDefaultStepInPythonRunsBesideTheCppBaseline) {
@@ -126,6 +132,25 @@ TEST(PythonEager, TheDefaultStepInPythonRunsBesideTheCppBaseline) {
   }
   EXPECT_GT(python.trial.throughput_samples_per_s, 0);
   EXPECT_TRUE(python.trial.memory.peak_rss_growth_bytes.has_value());
+}
+
+// A user's .pt2 reaches the worker by its path and its train program trains there; a TorchScript
+// file does not (it would run in TorchScript's interpreter): that arm is unavailable, with why.
+TEST(PythonEager, AModelFileTrainsInTheWorkerAsItsPt2) {
+  const auto& files = tipbench::testing::model_files();
+  ASSERT_TRUE(files.error.empty()) << files.error;
+  const auto& pt2 = tipbench::models::use_model_file({.path = files.path("tiny.pt2")});
+  auto workload = tipbench::suites::make_python_step_workload(cpu_context(true), {.model = pt2.name, .batch_size = 4});
+  workload->step();
+  EXPECT_EQ(workload->info().at("parameters"), pt2.parameters);  // the C++ loader's count
+  EXPECT_EQ(workload->info().at("model"), "tiny_pt2");
+  const auto& script = tipbench::models::use_model_file({.path = files.path("tiny.pt")});
+  try {
+    tipbench::suites::make_python_step_workload(cpu_context(true), {.model = script.name, .batch_size = 4});
+    FAIL() << "a TorchScript file ran in the worker";
+  } catch (const tipbench::ArmUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("TorchScript's interpreter"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PythonEager, TheNoteGivesTheCppStepAgainstPythonByTheHarnesssRule) {
