@@ -92,14 +92,15 @@ std::vector<const Ingredient*> applied_by(const CaseSpec& c, const ArmSpec& arm)
 // The recipe's Python lines for the worker (python_step.h's PythonRecipe): what recipe.py holds.
 PythonRecipe python_recipe_of(const std::vector<const Ingredient*>& ingredients) {
   PythonRecipe out;
+  PythonLines& lines = out.lines;
   for (const auto* i : ingredients) {
     const auto& p = i->python;
-    out.setup.insert(out.setup.end(), p.setup.begin(), p.setup.end());
-    out.model.insert(out.model.end(), p.model.begin(), p.model.end());
-    out.optimizer_kwargs.insert(out.optimizer_kwargs.end(), p.optimizer_kwargs.begin(), p.optimizer_kwargs.end());
-    out.batch.insert(out.batch.end(), p.batch.begin(), p.batch.end());
-    if (!p.autocast_dtype.empty()) out.autocast_dtype = p.autocast_dtype;
-    out.grad_scaler = out.grad_scaler || p.grad_scaler;
+    lines.setup.insert(lines.setup.end(), p.setup.begin(), p.setup.end());
+    lines.model.insert(lines.model.end(), p.model.begin(), p.model.end());
+    lines.optimizer_kwargs.insert(lines.optimizer_kwargs.end(), p.optimizer_kwargs.begin(), p.optimizer_kwargs.end());
+    lines.batch.insert(lines.batch.end(), p.batch.begin(), p.batch.end());
+    if (!p.autocast_dtype.empty()) lines.autocast_dtype = p.autocast_dtype;
+    lines.grad_scaler = lines.grad_scaler || p.grad_scaler;
     out.ingredients.push_back(i->key());
     // A tip whose Python is only a comment (CUDA graphs) is not in the worker's step.
     if (p.setup.empty() && p.model.empty() && p.optimizer_kwargs.empty() && p.batch.empty() &&

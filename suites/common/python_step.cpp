@@ -87,7 +87,7 @@ class PythonStepWorkload final : public Workload {
                 {"compile", spec_.compile},
                 {"numerics_steps", spec_.numerics_steps}};
     if (spec_.recipe) {
-      const PythonRecipe& r = *spec_.recipe;
+      const PythonLines& r = spec_.recipe->lines;
       prepare_["recipe"] = {{"setup", r.setup},
                             {"model", r.model},
                             {"optimizer_kwargs", r.optimizer_kwargs},

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "autocast.h"
+#include "python_lines.h"
 #include "tipbench/suite.h"
 #include "tipbench/suite_options.h"
 
@@ -20,13 +21,12 @@
 
 namespace tipbench::suites {
 
-// A recipe's Python lines (recipe.h's PythonLines of its tips, as recipe.py holds them), applied by
+// A recipe's Python lines (its tips' PythonLines together, as recipe.py holds them), applied by
 // the worker to its step: setup before the model is built, model lines after, the optimizer's
-// keyword arguments, batch lines once on the staged inputs, autocast and GradScaler.
+// keyword arguments, batch lines once on the staged inputs, autocast and GradScaler (the slots of
+// the model's own code, comments and evaluation are not the training step's).
 struct PythonRecipe {
-  std::vector<std::string> setup, model, optimizer_kwargs, batch;
-  std::string autocast_dtype;  // "torch.bfloat16"; empty: none
-  bool grad_scaler = false;
+  PythonLines lines;
   std::vector<std::string> ingredients;  // their keys, recorded
   std::vector<std::string> not_applied;  // tips whose Python is only a comment (CUDA graphs), recorded
 };
