@@ -37,6 +37,9 @@ constexpr Field kFields[] = {
     {"seed", "--seed"},
     {"inject_slowdown_pct", "--inject-slowdown"},
     {"profile_dir", "--profile"},
+    {"inject_slowdown_op", "--inject-slowdown-op"},
+    {"explain", "--explain"},
+    {"explain_steps", "--explain-steps"},
     {"nproc", "--nproc"},
     {"oversubscribe", "--oversubscribe"},
     {"model_file", "--model-file"},
@@ -117,6 +120,9 @@ nlohmann::json run_options_to_json(const RunOptions& o) {
           {"seed", o.seed},
           {"inject_slowdown_pct", o.inject_slowdown_pct},
           {"profile_dir", o.profile_dir},
+          {"inject_slowdown_op", o.inject_slowdown_op},
+          {"explain", o.explain},
+          {"explain_steps", o.explain_steps},
           {"nproc", o.nproc},
           {"oversubscribe", o.oversubscribe},
           {"model_file", o.model_file},
@@ -142,6 +148,10 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
     o.seed = json_integer<std::uint64_t>(j, "seed");
     o.inject_slowdown_pct = j.at("inject_slowdown_pct").get<double>();
     o.profile_dir = j.at("profile_dir").get<std::string>();
+    // Since --explain (schema 1.12).
+    o.inject_slowdown_op = j.value("inject_slowdown_op", "");
+    o.explain = j.value("explain", false);
+    o.explain_steps = j.contains("explain_steps") ? json_integer<int>(j, "explain_steps") : 3;
     o.nproc = json_integer<int>(j, "nproc");
     o.oversubscribe = j.at("oversubscribe").get<bool>();
     o.suite_options = j.at("suite_options").get<SuiteOptionValues>();
@@ -189,6 +199,10 @@ std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptio
   add(whole_problem("--nproc", o.nproc, kNprocRange, false));
   add(real_problem("--threshold", o.threshold_pct, kThresholdPctRange, true));
   add(real_problem("--inject-slowdown", o.inject_slowdown_pct, kInjectSlowdownPctRange, false));
+  if (!o.inject_slowdown_op.empty() && !is_op_name(o.inject_slowdown_op))
+    add(fmt::format("--inject-slowdown-op: '{}' is not an op name like aten::addmm",
+                    abbreviated(o.inject_slowdown_op)));
+  add(whole_problem("--explain-steps", o.explain_steps, kExplainStepsRange, false));
   if (o.out.empty()) add("--out: empty");
   for (const auto& problem : model_file_problems(o)) add(problem);
   for (const auto& entry : o.suite_options) {
@@ -228,6 +242,11 @@ std::vector<std::string> run_option_differences(const RunOptions& here, const Ru
   return out;
 }
 
+bool is_op_name(const std::string& text) {
+  static const std::regex kOp("[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_.]*");
+  return text.size() <= 200 && std::regex_match(text, kOp);
+}
+
 MeasureSettings measure_settings_from(const RunOptions& o) {
   MeasureSettings s = o.quick ? quick_settings() : MeasureSettings{};
   if (o.blocks > 0) s.min_blocks = s.blocks = o.blocks;  // a fixed count
@@ -243,6 +262,8 @@ MeasureSettings measure_settings_from(const RunOptions& o) {
   s.seed = o.seed;
   s.inject_slowdown_pct = o.inject_slowdown_pct;
   s.profile_dir = o.profile_dir;
+  s.inject_slowdown_op = o.inject_slowdown_op;
+  s.explain_steps = o.explain ? o.explain_steps : 0;
   if (!o.model_file.empty()) s.warmup_min_steps = std::max(s.warmup_min_steps, kModelFileWarmupMinSteps);
   return s;
 }

@@ -3,6 +3,7 @@
 #include "tipbench/checked_text.h"
 #include "tipbench/atomic_file.h"
 #include "tipbench/json_number.h"
+#include "tipbench/recorded_options.h"
 
 #include <fmt/format.h>
 
@@ -301,6 +302,8 @@ RunContext context_from_json(const ojson& j) {
   c.git.dirty = j.at("git").at("dirty").get<bool>();
   c.argv = j.at("argv").get<std::vector<std::string>>();
   c.settings = settings_known_keys(j.at("settings"));
+  if (!c.settings.inject_slowdown_op.empty() && !is_op_name(c.settings.inject_slowdown_op))
+    throw std::invalid_argument("context.settings.inject_slowdown_op is not an op name");
   c.warnings = j.at("warnings").get<std::vector<std::string>>();
   if (j.contains("model_file")) {
     c.model_file = nlohmann::json::parse(j.at("model_file").dump());
@@ -379,6 +382,7 @@ ojson trial_to_json(const Trial& t) {
              {"metrics", t.metrics},
              {"step_times_ms", t.step_times_ms}};
   if (!t.step_cpu_times_ms.empty()) j["step_cpu_times_ms"] = t.step_cpu_times_ms;
+  if (t.breakdown) j["breakdown"] = breakdown_to_json(*t.breakdown);
   return j;
 }
 
@@ -396,6 +400,7 @@ Trial trial_from_json(const ojson& j) {
   if (j.contains("metrics")) t.metrics = j.at("metrics").get<std::map<std::string, double>>();
   t.step_times_ms = j.at("step_times_ms").get<std::vector<double>>();
   if (j.contains("step_cpu_times_ms")) t.step_cpu_times_ms = j.at("step_cpu_times_ms").get<std::vector<double>>();
+  if (j.contains("breakdown")) t.breakdown = breakdown_from_json(j.at("breakdown"));
   return t;
 }
 

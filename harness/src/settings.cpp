@@ -44,6 +44,8 @@ static void visit_fields(MeasureSettings& s, Visitor&& visit) {
   visit("inject_slowdown_pct", s.inject_slowdown_pct);
   visit("profile_dir", s.profile_dir);
   visit("profile_steps", s.profile_steps);
+  visit("inject_slowdown_op", s.inject_slowdown_op);
+  visit("explain_steps", s.explain_steps);
 }
 
 void to_json(nlohmann::json& j, const MeasureSettings& s) {

@@ -6,11 +6,32 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <stdexcept>
 
 namespace tipbench::detail {
 
 namespace {
+
+// The op mode's state. RecordFunction callbacks are plain function pointers, so it is global: one
+// injector with an op at a time (a trial's).
+struct OpDelay {
+  std::string op;
+  std::chrono::steady_clock::duration delay{};
+  std::atomic<bool> pending{false};  // the step has not spent its delay yet
+};
+OpDelay op_delay;
+std::atomic<bool> op_delay_in_use{false};
+
+void spend_in_op(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (!op_delay.pending.load(std::memory_order_relaxed) || op_delay.delay.count() == 0 || op_delay.op != fn.name())
+    return;
+  if (!op_delay.pending.exchange(false)) return;
+  const auto until = std::chrono::steady_clock::now() + op_delay.delay;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
 
 // Spin-kernel cycles per millisecond on this device, measured with events: the SM clock under
 // load is what the kernel counts, and it differs from the nominal clock rate.
@@ -32,8 +53,23 @@ double cuda_cycles_per_ms(const c10::Device& device) {
 
 }  // namespace
 
-SlowdownInjector::SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s)
+SlowdownInjector::SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s, const std::string& op)
     : device_(device), fraction_(std::max(0.0, pct) / 100) {
+  if (!op.empty()) {  // at 0%, the callback alone: the other side of a fair --explain calibration
+    if (op_delay_in_use.exchange(true)) throw std::logic_error("two op slowdowns at once");
+    op_delay.op = op;
+    op_delay.delay =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(fraction_ * warmup_step_s));
+    op_delay.pending = false;
+    // Zero delay: the callback still runs, so both sides pay RecordFunction's cost on every op.
+    op_callback_ = at::addGlobalCallback(
+        at::RecordFunctionCallback(
+            [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; }, spend_in_op)
+            .needsInputs(false)
+            .scopes({at::RecordScope::FUNCTION}));
+    fraction_ = 0;  // the step itself is not slowed
+    return;
+  }
   if (fraction_ > 0 && device_.is_cuda()) {
     const double delay_ms = fraction_ * warmup_step_s * 1000;
     cuda_delay_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(delay_ms));
@@ -41,11 +77,20 @@ SlowdownInjector::SlowdownInjector(const c10::Device& device, double pct, double
   }
 }
 
+SlowdownInjector::~SlowdownInjector() {
+  if (!op_callback_) return;
+  at::removeCallback(*op_callback_);
+  op_delay.pending = false;
+  op_delay_in_use = false;
+}
+
 void SlowdownInjector::before_step() {
+  if (op_callback_) op_delay.pending = true;
   if (fraction_ > 0 && !device_.is_cuda()) step_started_ = Clock::now();
 }
 
 void SlowdownInjector::after_step() {
+  if (op_callback_) op_delay.pending = false;  // a step without the op spends nothing
   if (fraction_ <= 0) return;
   if (device_.is_cuda()) {
     // The delay d on both sides: a spin kernel of d on the device and, once it is enqueued, a

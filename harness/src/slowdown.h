@@ -5,19 +5,33 @@
 // (at::cuda::sleep) of d enqueued on the device's current stream, then a busy-wait of d on the
 // host, so a launch-bound step slows as much as a device-bound one, and nothing synchronises
 // inside the timed region.
+// With an op (MeasureSettings::inject_slowdown_op, `--inject-slowdown-op`): the same delay, pct% of
+// the warm-up's median step time, is spent inside that ATen op instead, at its first call in each
+// step: a busy-wait in a global RecordFunction end callback, which runs before the profiler's own
+// (global callbacks come first), so a profile counts it as the op's self time. A known cause for
+// `--explain` to find; on a GPU the op's host side is slowed, not its kernels. The callback makes
+// every op record itself (about 2% of a small_cnn step on a CPU), so the op mode at 0% registers it
+// without a delay: `gate --head-inject-slowdown-op` gives the base that, and the two sides differ
+// by the delay alone.
 #pragma once
 
+#include <ATen/record_function.h>
 #include <c10/core/Device.h>
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace tipbench::detail {
 
 class SlowdownInjector {
  public:
   // pct <= 0 turns the injector into a no-op. warmup_step_s sizes the CUDA delay.
-  SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s);
+  SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s, const std::string& op = "");
+  ~SlowdownInjector();
+  SlowdownInjector(const SlowdownInjector&) = delete;
+  SlowdownInjector& operator=(const SlowdownInjector&) = delete;
   void before_step();
   void after_step();
 
@@ -28,6 +42,7 @@ class SlowdownInjector {
   std::int64_t cuda_cycles_ = 0;  // spin-kernel length per step
   Clock::duration cuda_delay_{};  // the same delay, waited on the host
   Clock::time_point step_started_;
+  std::optional<at::CallbackHandle> op_callback_;  // the op mode's RecordFunction callback
 };
 
 }  // namespace tipbench::detail

@@ -210,13 +210,12 @@ double sample_sd(std::span<const double> xs) {
   return std::sqrt(squares / static_cast<double>(xs.size() - 1));
 }
 
-// The two-sided Student-t quantile t(df) with (1 - confidence) / 2 in each tail.
-double t_quantile(std::size_t df, double confidence) {
-  const boost::math::students_t t(static_cast<double>(df));
+}  // namespace
+
+double t_quantile(double df, double confidence) {
+  const boost::math::students_t t(df);
   return boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2));
 }
-
-}  // namespace
 
 RatioTest paired_log_ratio_t(std::span<const double> treatment, std::span<const double> baseline, double confidence) {
   const std::vector<double> logs = log_ratios(treatment, baseline);

@@ -1,14 +1,10 @@
 #include "step_profiler.h"
 
-#include "step_timer.h"
+#include "kineto_session.h"
 #include "tipbench/error_text.h"
-
-#include <torch/csrc/autograd/profiler_kineto.h>
-#include <torch/csrc/profiler/orchestration/observer.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -17,11 +13,6 @@
 namespace tipbench::detail {
 
 namespace {
-
-namespace kineto = torch::autograd::profiler;
-using torch::profiler::impl::ActivityType;
-using torch::profiler::impl::ProfilerConfig;
-using torch::profiler::impl::ProfilerState;
 
 struct Interval {
   std::string name;
@@ -91,30 +82,17 @@ std::string trace_file_name(const std::string& arm_name) {
 ArmProfile profile_steps(Workload& workload, const c10::Device& device, int steps, const std::string& trace_path) {
   ArmProfile profile;
   profile.steps = std::max(1, steps);
-  std::set<ActivityType> activities{ActivityType::CPU};
-  if (device.is_cuda()) activities.insert(ActivityType::CUDA);
-  const ProfilerConfig config(ProfilerState::KINETO);
-  // Kineto logs an ERROR line on a machine without a CUDA driver and stage lines on every run;
-  // level 5 keeps it quiet unless the user asked for its logs (read when Kineto initialises).
-  ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
-  if (torch::profiler::impl::profilerEnabled()) {
-    // The arm profiles itself (debug_apis): a second session would end the arm's.
-    profile.error = "a profiler is already recording in this arm's workload; no extra steps were profiled";
+  auto session = profile_session(device, /*memory=*/false, [&] {
+    for (int i = 0; i < profile.steps; ++i) workload.step();
+  });
+  if (!session.result) {
+    profile.error = session.error;
     return profile;
   }
-  bool enabled = false;
   try {
-    synchronize(device);  // the timed steps' work stays out of the trace
-    kineto::prepareProfiler(config, activities);
-    kineto::enableProfiler(config, activities);
-    enabled = true;
-    for (int i = 0; i < profile.steps; ++i) workload.step();
-    synchronize(device);
-    enabled = false;
-    auto result = kineto::disableProfiler();
     std::map<std::uint64_t, std::vector<Interval>> cpu_ops;
     std::map<std::string, Accumulated> kernels;
-    for (const auto& e : result->events()) {
+    for (const auto& e : session.result->events()) {
       if (e.isAsync() || e.endNs() < e.startNs()) continue;
       if (e.deviceType() == c10::DeviceType::CUDA) {
         auto& k = kernels[e.name()];
@@ -129,16 +107,10 @@ ArmProfile profile_steps(Workload& workload, const c10::Device& device, int step
     const std::filesystem::path path(trace_path);
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
     const std::string partial = trace_path + ".partial";
-    result->save(partial);
+    session.result->save(partial);
     std::filesystem::rename(partial, path);  // a reader never sees half a trace
     profile.trace_file = trace_path;
   } catch (const std::exception& e) {
-    if (enabled) {
-      try {
-        kineto::disableProfiler();
-      } catch (const std::exception&) {  // already off
-      }
-    }
     profile.error = error_summary(e);
   }
   return profile;

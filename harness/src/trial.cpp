@@ -5,6 +5,7 @@
 #include "kept_arm.h"
 #include "memory_probe.h"
 #include "slowdown.h"
+#include "step_attribution.h"
 #include "step_profiler.h"
 #include "step_timer.h"
 
@@ -169,7 +170,8 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
     return finish_elsewhere(std::move(workload), warmup, steps, block, position, reused, kept);
   auto timer = detail::make_step_timer(device, steps);
   // A no-op unless the gate-calibration knob is set (then every result records it).
-  detail::SlowdownInjector slowdown(device, settings.inject_slowdown_pct, warmup.median_step_s);
+  detail::SlowdownInjector slowdown(device, settings.inject_slowdown_pct, warmup.median_step_s,
+                                    settings.inject_slowdown_op);
   // CUDA: the warm-up and the timer's set-up left the stream idle. One more untimed step, not
   // waited for, keeps the device busy while the host launches the first timed step, so that
   // step's time holds no launch latency that steady state hides (the device never waits for the
@@ -191,6 +193,9 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   t.memory =
       memory.end(held_by_others ? *held_by_others : detail::HeldMemory{}, reused ? kept->held : detail::HeldMemory{});
   record_trial(out, *workload, warmup, block, position, reused);
+  // After everything measured: never in the trial's numbers. Slowed as the timed steps were.
+  if (settings.explain_steps > 0)
+    t.breakdown = detail::break_down_steps(*workload, device, settings.explain_steps, slowdown);
   if (!settings.profile_dir.empty() && block == settings.blocks - 1) {  // after everything measured
     const auto path =
         std::filesystem::path(settings.profile_dir) / detail::trace_file_name(arm_name(suite.name(), c, arm));

@@ -1,5 +1,8 @@
 #include "tipbench/reports/comparison_report.h"
 
+#include "tipbench/explain.h"
+#include "tipbench/gate/explain_checks.h"
+
 #include "tipbench/reports/mfu.h"
 
 #include "tipbench/escape.h"
@@ -84,6 +87,19 @@ std::string run_line(std::size_t i, const NamedRun& run, const std::vector<Named
   return line;
 }
 
+// Under a throughput change with a verdict, when both runs recorded step breakdowns (`run
+// --explain`): which ops made it (explain.h).
+void print_why(const std::vector<NamedRun>& runs, std::size_t r, const gate::CellKey& key, const Table& t,
+               const gate::CompareOptions& options, std::FILE* out) {
+  if (r == 0 || key.metric != gate::kThroughput) return;
+  if (runs[0].result.context.settings.explain_steps <= 0 || runs[r].result.context.settings.explain_steps <= 0) return;
+  const auto c = t.changes[r].find(key);
+  if (c == t.changes[r].end() || c->second.verdict == stats::Verdict::no_significant_difference) return;
+  const auto why = gate::explain_cell(key, runs[0].result, runs[r].result, options.paired);
+  fmt::print(out, "       why:\n");
+  for (const auto& line : explanation_lines(why)) fmt::print(out, "         {}\n", line);
+}
+
 }  // namespace
 
 void print_comparison(const std::vector<NamedRun>& runs, const gate::CompareOptions& options, std::FILE* out) {
@@ -113,6 +129,7 @@ void print_comparison(const std::vector<NamedRun>& runs, const gate::CompareOpti
         change = "   (not comparable: too few blocks or absent in A)";
       }
       fmt::print(out, "    {}  {}{}\n", run_letter(r), value_text(key.metric, v->second), change);
+      print_why(runs, r, key, t, options, out);
     }
   }
   fmt::print(out,

@@ -1,5 +1,7 @@
 #include "tipbench/reports/console.h"
 
+#include "tipbench/explain.h"
+
 #include "tipbench/reports/mfu.h"
 
 #include "tipbench/reports/format.h"
@@ -152,6 +154,20 @@ void print_mfu(const Result& result, const CaseResult& c, std::FILE* out) {
              fmt::join(parts, "; "));
 }
 
+// `run --explain`: under each throughput comparison, which ops made the difference (explain.h).
+void print_explanations(const Result& result, const CaseResult& c, std::FILE* out) {
+  if (result.context.settings.explain_steps <= 0) return;
+  for (const auto& cmp : c.comparisons) {
+    if (cmp.metric != kThroughputMetric) continue;
+    const auto* treatment = find_arm(c, cmp.treatment);
+    const auto* baseline = find_arm(c, cmp.baseline);
+    if (!treatment || !baseline) continue;
+    const auto why = explain_arms(*treatment, *baseline, {.paired = true});
+    fmt::print(out, "    why {} vs {}:\n", cmp.treatment, cmp.baseline);
+    for (const auto& line : explanation_lines(why)) fmt::print(out, "      {}\n", line);
+  }
+}
+
 }  // namespace
 
 void print_run_summary(const Result& result, std::FILE* out) {
@@ -168,6 +184,7 @@ void print_run_summary(const Result& result, std::FILE* out) {
       print_mfu(result, c, out);
       for (const auto& cmp : c.comparisons) print_comparison(cmp, out);
       print_case_noise(c, result.context.settings, out);
+      print_explanations(result, c, out);
     }
     for (const auto& note : suite.notes) fmt::print(out, "  {}\n", note);
   }

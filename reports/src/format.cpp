@@ -59,6 +59,12 @@ std::string source_claim_line(const SuiteResult& suite) {
 std::string injected_slowdown_banner(const Result& result) {
   const double pct = result.context.settings.inject_slowdown_pct;
   if (!(pct > 0)) return "";
+  if (const auto& op = result.context.settings.inject_slowdown_op; !op.empty()) {
+    return fmt::format(
+        "!!! INJECTED SLOWDOWN: every timed step spent {:g}% of a warm-up step busy-waiting inside {} on purpose "
+        "(--inject-slowdown-op, a test knob for --explain). These are NOT real measurements. !!!",
+        pct, op);
+  }
   return fmt::format(
       "!!! INJECTED SLOWDOWN: every timed step was slowed by {:g}% on purpose (--inject-slowdown, a "
       "gate-calibration test knob). These are NOT real measurements. !!!",

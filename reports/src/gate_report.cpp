@@ -1,6 +1,7 @@
 #include "tipbench/reports/gate_report.h"
 
 #include "tipbench/escape.h"
+#include "tipbench/explain.h"
 #include "tipbench/reports/format.h"
 #include "tipbench/reports/run_set.h"
 
@@ -30,6 +31,10 @@ void print_gate_report(const gate::GateReport& report, const std::string& baseli
   for (const auto& c : report.checks) {
     fmt::print(out, "  {:<12}  {}  (threshold {:g}%)\n    {}\n", gate::to_string(c.status), check_label(c),
                100 * c.threshold, c.detail);
+    if (c.why) {
+      fmt::print(out, "    why{}:\n", c.why_from_rerun ? " (from its confirmation run)" : "");
+      for (const auto& line : explanation_lines(*c.why)) fmt::print(out, "      {}\n", line);
+    }
   }
   if (!report.problems.empty()) {
     fmt::print(out, "\nProblems:\n");
@@ -75,6 +80,12 @@ std::string gate_markdown(const gate::GateReport& report, const std::string& bas
         fmt::format("| {}{}{} | {} | {} | {} | {} | {:g}% | {} |\n", bad ? "**" : "", gate::to_string(c.status),
                     bad ? "**" : "", markdown_escape(c.key.case_name + "/arm:" + c.key.arm),
                     markdown_escape(metric_name(c.key.metric)), delta, p, 100 * c.threshold, markdown_escape(c.detail));
+  }
+  for (const auto& c : report.checks) {
+    if (!c.why) continue;
+    md += fmt::format("\n**Why** {} {}:\n\n", markdown_escape(c.key.case_name + "/arm:" + c.key.arm),
+                      markdown_escape(metric_name(c.key.metric)));
+    for (const auto& line : explanation_lines(*c.why)) md += "- " + markdown_escape(line) + "\n";
   }
   if (!report.problems.empty()) {
     md += "\n**Problems**\n\n";

@@ -4,6 +4,7 @@
 
 #include "advice_section.h"
 #include "findings_section.h"
+#include "why_section.h"
 #include "html_script.h"
 #include "tipbench/escape.h"
 #include "tipbench/reports/format.h"
@@ -187,6 +188,7 @@ std::string render_html(const nlohmann::json& model, const std::vector<NamedRun>
   if (advice) h += detail::advice_section(*advice);
   h += "<h2>Charts</h2>\n<div id=charts></div>\n";
   if (model.at("charts").empty()) h += "<p class=note>No chart has data in these runs.</p>\n";
+  if (model.contains("why")) h += detail::why_section(model.at("why"));
   for (const auto& r : runs) h += arm_tables(r, page_dir);
   h += "<p class=note>Ratios are geometric means of the per-block ratios with 95% t-intervals (results "
        "before schema 1.7: ratios of medians with bootstrap intervals); see docs/measurement.md and "

@@ -1,6 +1,8 @@
 // The HTML report's chart data, from result documents only (see html_report.h for the kinds).
 #include "tipbench/reports/html_report.h"
 
+#include "why_section.h"
+
 #include "tipbench/gate/cells.h"
 #include "tipbench/levels.h"
 
@@ -379,6 +381,7 @@ json report_model(const std::vector<NamedRun>& runs, const std::vector<NamedRun>
     for (const auto& r : runs) timeline.push_back(&r);
   }
   trends(timeline, charts);
+  const json why = detail::why_entries(runs, options, charts);
   json run_list = json::array();
   for (const auto& r : runs) {
     const auto& ctx = r.result.context;
@@ -389,7 +392,7 @@ json report_model(const std::vector<NamedRun>& runs, const std::vector<NamedRun>
                         {"git", ctx.git.sha},
                         {"inject_slowdown_pct", ctx.settings.inject_slowdown_pct}});
   }
-  return {{"title", options.title}, {"runs", run_list}, {"charts", charts}};
+  return {{"title", options.title}, {"runs", run_list}, {"charts", charts}, {"why", why}};
 }
 
 }  // namespace tipbench::reports

@@ -8,6 +8,7 @@
 #include "step_policy.h"
 #include "tipbench/models/model_file.h"
 
+#include <ATen/record_function.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -73,9 +74,11 @@ class TrainingWorkload final : public Workload, private StepState {
   }
 
   void step() override {
-    const torch::Tensor loss =
-        run_step_owner_ ? run_step_owner_->run_step(*this)
-                        : eager_step(inputs_owner_ ? inputs_owner_->inputs(*this, measuring_) : fixed_inputs());
+    // The phases are RecordFunction scopes: free unless a profiler records (`run --explain`).
+    const torch::Tensor loss = run_step_owner_ ? run_step_owner_->run_step(*this) : eager_step([&]() -> StepInputs {
+      RECORD_USER_SCOPE("tipbench::data");
+      return inputs_owner_ ? inputs_owner_->inputs(*this, measuring_) : fixed_inputs();
+    }());
     for (const auto& policy : spec_.policies) policy->after_step(*this, loss);
   }
 
@@ -174,28 +177,36 @@ class TrainingWorkload final : public Workload, private StepState {
   torch::Tensor eager_step(const StepInputs& in) override {
     const torch::Tensor& x = in.images;
     const torch::Tensor& labels = in.labels;
-    if (zero_grad_owner_) {
-      zero_grad_owner_->zero_grad(*this);
-    } else {
-      optimizer_->zero_grad(/*set_to_none=*/true);
+    {
+      RECORD_USER_SCOPE("tipbench::zero_grad");
+      if (zero_grad_owner_) {
+        zero_grad_owner_->zero_grad(*this);
+      } else {
+        optimizer_->zero_grad(/*set_to_none=*/true);
+      }
     }
     const std::int64_t k = micro_batches_, micro = spec_.batch_size / k;
     torch::Tensor total;
     for (std::int64_t i = 0; i < k; ++i) {
       torch::Tensor loss;
       {
+        RECORD_USER_SCOPE("tipbench::forward");
         AutocastScope autocast(device_.type(), spec_.precision);
         auto out = model_.forward(k == 1 ? x : x.narrow(0, i * micro, micro));
         loss = torch::nn::functional::cross_entropy(out, k == 1 ? labels : labels.narrow(0, i * micro, micro));
       }
       if (k > 1) loss = loss / static_cast<double>(k);
-      (scaler_ ? scaler_->scale(loss) : loss).backward();
+      {
+        RECORD_USER_SCOPE("tipbench::backward");
+        (scaler_ ? scaler_->scale(loss) : loss).backward();
+      }
       if (i == 0 || !keeps_loss_) {
         total = loss.detach();
       } else {
         total = total + loss.detach();
       }
     }
+    RECORD_USER_SCOPE("tipbench::optimizer");
     if (!scaler_) {
       optimizer_->step();
       return total;

@@ -192,6 +192,28 @@ TEST(CliTraps, NanAndInfinityAreRefusedByEveryNumberFlag) {
 
 // A result records its command line as JSON text: a path that is not UTF-8 is refused before
 // any work, never found by the JSON library after the benchmark (exit 4 with its raw text).
+// --explain's flags: an op name that is no op, --explain-steps without --explain or out of range,
+// the op knob without its percentage. One line each, exit 2, nothing run.
+TEST(CliTraps, ExplainsFlagsAreCheckedBeforeAnyWork) {
+  const auto dir = fresh_scratch_dir("traps_explain");
+  const std::string out = (dir / "never.json").string();
+  const std::vector<std::string> run{"run", "--suite", "zero_grad", "--quick", "--out", out};
+  for (const auto& extra :
+       std::vector<std::vector<std::string>>{{"--inject-slowdown", "5", "--inject-slowdown-op", "addmm; rm -rf /"},
+                                             {"--inject-slowdown-op", "aten::addmm"},
+                                             {"--explain-steps", "3"},
+                                             {"--explain", "--explain-steps", "0"},
+                                             {"--explain", "--explain-steps", "101"}}) {
+    auto args = run;
+    args.insert(args.end(), extra.begin(), extra.end());
+    SCOPED_TRACE(extra.back());
+    const auto o = tipbench_cmd(dir, args);
+    EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+    EXPECT_FALSE(contains(o.err, "suite(s) on")) << "nothing was started: " << o.err;
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(CliTraps, RunRefusesAnArgumentAResultCannotRecord) {
   const auto dir = fresh_scratch_dir("traps_utf8");
   const std::string out = (dir / "x\xff.json").string();

@@ -496,6 +496,19 @@ TEST(GateCli, InterleavedGateCatchesAnInjectedSlowdownEndToEnd) {
   const auto head = tipbench::read_result((dir / "gate" / "head.json").string());
   EXPECT_EQ(head.context.settings.inject_slowdown_pct, 400);
   EXPECT_EQ(head.suites.at(0).cases.at(0).arms.at(0).trials.size(), 3u);
+  // The FAIL explains itself from its confirmation run, which recorded step breakdowns: the
+  // injected busy-wait runs after each step, outside every op and phase (docs/explain.md).
+  EXPECT_TRUE(contains(o.out, "why (from its confirmation run):")) << o.out;
+  EXPECT_TRUE(contains(o.out, "      step  [outside ops]  +")) << o.out;
+  const auto verdict = tipbench::read_json_file((dir / "gate" / "gate.json").string(), "gate verdict");
+  bool explained = false;
+  for (const auto& check : verdict.at("checks")) {
+    if (check.at("status") != "FAIL") continue;
+    explained = true;
+    EXPECT_TRUE(check.at("why").at("from_confirmation_run").get<bool>()) << check.dump();
+    EXPECT_EQ(check.at("why").at("causes").at(0).at("op"), "[outside ops]") << check.dump();
+  }
+  EXPECT_TRUE(explained) << verdict.dump();
 }
 
 // Stack A/B: the pinned build (base) against the same code built with requirements-stack-b.txt's

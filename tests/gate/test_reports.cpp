@@ -466,6 +466,36 @@ TEST(HtmlPage, AProfiledArmLinksItsTraceRelativeToThePageAndNamesItsTopOps) {
   EXPECT_FALSE(contains(page, "href=\"javascript:")) << page;
 }
 
+// A run made with --explain: the console prints each comparison's why under the case, the page
+// has a Why section (every name from the result escaped) and a bar chart of the top keys' deltas.
+TEST(HtmlPage, AnExplainedRunSaysWhyInTheConsoleThePageAndAChart) {
+  auto run = synthetic_run({});
+  run.context.settings.explain_steps = 3;
+  auto& c = run.suites[0].cases[0];
+  for (std::size_t a = 0; a < c.arms.size(); ++a) {
+    for (auto& t : c.arms[a].trials) {
+      tipbench::StepBreakdown b;
+      b.steps = 3;
+      b.keys = {{"forward", "aten::addmm", a == 0 ? 0.1 : 1.1, 1, {}}, {"backward", "aten::<evil>", 2.0, 1, {}}};
+      b.step_ms = b.keys[0].ms_per_step + 2.0;
+      t.breakdown = b;
+    }
+  }
+  const std::string console = console_text(run);
+  EXPECT_TRUE(contains(console, "    why " + c.arms[1].arm + " vs " + c.arms[0].arm + ":")) << console;
+  EXPECT_TRUE(contains(console, "      forward  aten::addmm  +1.000 ms/step [1.000, 1.000] of 0.100")) << console;
+  const std::vector<NamedRun> runs{{"run.json", run}};
+  const auto model = r::report_model(runs, {}, {});
+  bool chart = false;
+  for (const auto& spec : model.at("charts")) chart = chart || spec.value("id", "") == "why-0";
+  EXPECT_TRUE(chart) << model.dump();
+  const std::string html = r::render_html(model, runs, "/* Chart */");
+  EXPECT_TRUE(contains(html, "<h2>Why</h2>")) << html;
+  EXPECT_TRUE(contains(html, "forward  aten::addmm  +1.000 ms/step")) << html;
+  EXPECT_TRUE(contains(html, "aten::&lt;evil&gt;")) << html;
+  EXPECT_FALSE(contains(html, "aten::<evil>")) << html;
+}
+
 // Only the page's own two scripts may run: the policy names them by hash, with no 'unsafe-inline'.
 TEST(HtmlPage, ThePolicyRunsOnlyThePagesOwnScripts) {
   const std::vector<NamedRun> runs{{"run.json", synthetic_run({})}};

@@ -101,6 +101,20 @@ inline Result sample_result() {
     Trial tt = make_trial(b, 1 - b % 2, 11.0 + b, 64, 6);
     tt.memory.peak_allocated_bytes = 1'100'000'000 + b;
     tt.step_cpu_times_ms.assign(6, 21.5 + b);  // as a CPU run records them
+    if (b == 0) {                              // `run --explain` (1.12): a step breakdown with every part filled in
+      tipbench::StepBreakdown bd;
+      bd.steps = 3;
+      bd.step_ms = 12.5;
+      bd.keys = {{"forward", "aten::mkldnn_convolution", 4.25, 4, {{"sm90_xmma_fprop", 4.0, 4}}},
+                 {"step", tipbench::kOutsideOps, 0.125, 0, {}}};
+      bd.gpu_idle_host_wait_ms = 0.5;
+      bd.gpu_idle_other_ms = 0.25;
+      bd.memory_device = "cuda";
+      bd.peak_bytes = 3'000'000'000LL;
+      bd.peak = {{"step", tipbench::kLiveBefore, 2'000'000'000LL},
+                 {"forward", "aten::mkldnn_convolution", 1'000'000'000LL}};
+      tt.breakdown = bd;
+    }
     treat.trials.push_back(tt);
   }
   tipbench::summarize_arm(base);

@@ -59,6 +59,8 @@ MeasureSettings unusual_settings() {
   s.inject_slowdown_pct = 7.5;
   s.profile_dir = "traces/run 1";
   s.profile_steps = 3;
+  s.inject_slowdown_op = "aten::addmm";
+  s.explain_steps = 4;
   return s;
 }
 
@@ -82,12 +84,14 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
   EXPECT_EQ(a.inject_slowdown_pct, b.inject_slowdown_pct);
   EXPECT_EQ(a.profile_dir, b.profile_dir);
   EXPECT_EQ(a.profile_steps, b.profile_steps);
+  EXPECT_EQ(a.inject_slowdown_op, b.inject_slowdown_op);
+  EXPECT_EQ(a.explain_steps, b.explain_steps);
 }
 
 TEST(MeasureSettingsJson, RoundTripsEveryField) {
   const MeasureSettings s = unusual_settings();
   const nlohmann::json j = s;
-  EXPECT_EQ(j.size(), 19u);
+  EXPECT_EQ(j.size(), 21u);
   const auto back = j.get<MeasureSettings>();
   expect_same_settings(back, s);
   // Through text too, as it travels in a result file.

@@ -1,7 +1,9 @@
 // The channels_last suite (suites/channels_last.cpp): what it plans on a CPU (cases, arms, skips with reasons)
 // and what it concludes.
 #include "suite_plan.h"
+#include "tipbench/explain.h"
 #include "tipbench/registry.h"
+#include "tipbench/trial.h"
 #include "tipbench/summary.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +31,33 @@ TEST(ChannelsLastSuite, CnnsInTwoPrecisionsViTsSkippedWithTheReason) {
   EXPECT_TRUE(contains(*why, "patch projection")) << *why;
   auto workload = s.prepare(context, cases[0], cases[0].arms[1], {});
   EXPECT_EQ(workload->info().at("channels_last"), true);
+}
+
+// `run --explain` on the real suite: the channels_last step converts layouts, and the explanation
+// shows it as copy ops whose calls per step grew (or appeared), whatever their time did.
+TEST(ChannelsLastSuite, ExplainShowsTheLayoutCopiesChannelsLastAdds) {
+  const auto& s = suite_named("channels_last");
+  const auto context = cpu_context(true);
+  const auto c = s.cases(context).front();  // small_cnn, fp32
+  auto settings = tipbench::testing::short_trial();
+  settings.explain_steps = 2;
+  tipbench::ArmResult nchw, nhwc;
+  for (int block = 0; block < 3; ++block) {
+    nchw.trials.push_back(tipbench::run_trial(s, context, c, c.arms[0], settings, block, 0).trial);
+    nhwc.trials.push_back(tipbench::run_trial(s, context, c, c.arms[1], settings, block, 1).trial);
+  }
+  const auto e = tipbench::explain_arms(nhwc, nchw, {.top = 20});  // every count change listed
+  std::string all;
+  for (const auto& line : tipbench::explanation_lines(e, 20)) all += line + "\n";
+  bool more_copies = false;
+  for (const auto* list : {&e.causes, &e.count_changes}) {
+    for (const auto& cause : *list) {
+      const bool copy = cause.op == "aten::copy_" || cause.op == "aten::_to_copy" || cause.op == "aten::clone" ||
+                        cause.op == "aten::contiguous" || cause.op == "aten::to";
+      more_copies = more_copies || (copy && cause.treatment_calls > cause.baseline_calls);
+    }
+  }
+  EXPECT_TRUE(more_copies) << all;
 }
 
 }  // namespace

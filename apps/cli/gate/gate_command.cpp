@@ -12,6 +12,7 @@
 #include "tipbench/child_signals.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
+#include "tipbench/recorded_options.h"
 #include "tipbench/registry.h"
 
 #include <fmt/format.h>
@@ -99,6 +100,14 @@ Command add_gate_command(CLI::App& app) {
   sub->add_option("--head-inject-slowdown", f->head_inject_slowdown_pct,
                   "Calibration: slow the head's steps by PCT percent (the run's --inject-slowdown)")
       ->check(real_number(0.0, 1000.0));
+  sub->add_option("--head-inject-slowdown-op", f->head_inject_slowdown_op,
+                  "Calibration of --explain: spend --head-inject-slowdown inside this ATen op (the run's "
+                  "--inject-slowdown-op)")
+      ->check([](const std::string& v) { return is_op_name(v) ? std::string() : "not an op name like aten::addmm"; })
+      ->needs("--head-inject-slowdown");
+  sub->add_flag("--explain", f->explain,
+                "Explain every check by the ops and kernels that made the difference, not only a FAIL (interleaved: "
+                "every run records step breakdowns; files: those they hold). docs/explain.md");
   sub->add_option("--out-dir", f->out_dir,
                   "Where session results, logs and gate.md/gate.json go (default results/gate/<UTC time>)")
       ->check(not_a_flag());

@@ -4,6 +4,7 @@
 
 #include "cli/shared/child_runs.h"
 #include "gate_verdict.h"
+#include "tipbench/gate/explain_checks.h"
 #include "tipbench/error_text.h"
 #include "tipbench/fingerprint.h"
 
@@ -41,6 +42,7 @@ int verdict_of_files(const GateFlags& f, const gate::GateConfig& config, const R
   gate::Remeasure remeasure;
   if (!f.no_rerun) remeasure = make_remeasure(effective, work_dir);
   gate::confirm_candidates(report, remeasure, effective);
+  gate::explain_checks(report, baseline, current, f.paired, f.explain);
   return deliver(f, report, baseline_path, f.current, f.out_dir);
 }
 

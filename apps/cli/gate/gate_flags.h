@@ -37,6 +37,8 @@ struct GateFlags {
   bool full = false;
   std::vector<std::string> run_args;
   double head_inject_slowdown_pct = 0;
+  std::string head_inject_slowdown_op;  // with it: spent inside this op (run's --inject-slowdown-op)
+  bool explain = false;                 // explain every check, not only a FAIL (explain.h)
   std::string out_dir;
   std::string markdown_path;
   std::string json_path;

@@ -7,6 +7,7 @@
 #include "tipbench/models/model_file.h"
 #include "tipbench/run_context.h"
 #include "gate_verdict.h"
+#include "tipbench/gate/explain_checks.h"
 #include "tipbench/error_text.h"
 #include "tipbench/exit_codes.h"
 
@@ -93,6 +94,16 @@ int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
   plan.head_args.insert(plan.head_args.end(), head_model.begin(), head_model.end());
   if (f.head_inject_slowdown_pct > 0) {
     plan.head_args.insert(plan.head_args.end(), {"--inject-slowdown", fmt::format("{:g}", f.head_inject_slowdown_pct)});
+    if (!f.head_inject_slowdown_op.empty()) {
+      plan.head_args.insert(plan.head_args.end(), {"--inject-slowdown-op", f.head_inject_slowdown_op});
+      // The same RecordFunction callback on the base, without the delay (slowdown.h).
+      plan.base_args.insert(plan.base_args.end(),
+                            {"--inject-slowdown", "0", "--inject-slowdown-op", f.head_inject_slowdown_op});
+    }
+  }
+  if (f.explain) {
+    plan.base_args.push_back("--explain");
+    plan.head_args.push_back("--explain");
   }
   plan.blocks = f.blocks;
   plan.seed = f.seed;
@@ -115,6 +126,7 @@ int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
                                ? gate::Remeasure{}
                                : gate::paired_remeasure(session.base, session.head, plan.work_dir, effective, f.seed),
                            effective);
+  gate::explain_checks(report, session.base, session.head, /*paired=*/true, f.explain);
   return deliver(f, report, base_path, head_path, plan.work_dir);
 }
 

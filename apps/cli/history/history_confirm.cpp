@@ -73,6 +73,10 @@ int confirm_new_regressions(const history::DetectReport& report,
     unsure += v.verdict == history::BuildSameness::undecided;
     fmt::print("  {:<9}  {}: x{:.3f} [{:.3f}, {:.3f}], {} blocks per side, threshold {:.1f}%: {}\n",
                history::to_string(v.verdict), what, v.ratio, v.low, v.high, v.blocks, 100 * target.threshold, v.detail);
+    if (v.why) {
+      fmt::print("             why:\n");
+      for (const auto& line : explanation_lines(*v.why)) fmt::print("               {}\n", line);
+    }
   }
   if (index == 0) fmt::print("  no new regression to confirm\n");
   fmt::print("{} confirmed, {} not reproduced, {} need more runs\n", confirmed, index - confirmed - unsure, unsure);

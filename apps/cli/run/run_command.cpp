@@ -259,6 +259,11 @@ void add_measurement_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) 
                  "TEST KNOB: slow every timed step down by PCT percent on purpose, to calibrate the "
                  "regression gate (recorded in the result; never a real measurement)")
       ->check(real_number(kInjectSlowdownPctRange.min, kInjectSlowdownPctRange.max));
+  sub.add_option("--inject-slowdown-op", o->inject_slowdown_op,
+                 "TEST KNOB: with --inject-slowdown, spend the delay inside this ATen op (e.g. aten::addmm), at its "
+                 "first call in each step, instead of after the step: a known cause for --explain to name")
+      ->check([](const std::string& v) { return is_op_name(v) ? std::string() : "not an op name like aten::addmm"; })
+      ->needs("--inject-slowdown");
 }
 
 // The distributed launch (run_launch.h): run's own flags, not a suite's (docs/cli.md).
@@ -279,6 +284,15 @@ void add_control_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
                  "After each arm's last timed trial, profile a few more steps with Kineto and write a Chrome trace "
                  "per arm into DIR (open in Perfetto); the result and the HTML report name the top ops. Never timed")
       ->check(not_a_flag());
+  auto* explain = sub.add_flag(
+      "--explain", o->explain,
+      "After each trial's timed steps, profile a few more (never timed) and break them down by phase, ATen op "
+      "and CUDA kernel, with the memory peak's composition: each comparison then says which ops made the "
+      "difference (docs/explain.md)");
+  sub.add_option("--explain-steps", o->explain_steps, "Steps each trial profiles for --explain")
+      ->check(whole_number(kExplainStepsRange.min, kExplainStepsRange.max))
+      ->needs(explain)
+      ->capture_default_str();
   add_suite_options(sub, o);
   sub.add_option("--resume", o->resume,
                  "Finish an interrupted run from its partial file (<out>.partial), with its options; flags given "

@@ -95,9 +95,10 @@ std::string save_baseline(const std::string& run_path, const std::string& dir, c
                     abbreviated(name), kMaxBaselineNameBytes));
   }
   const Result r = read_result(run_path);  // throws InputError on anything malformed
-  if (r.context.settings.inject_slowdown_pct > 0) {
-    throw InputError(fmt::format("{}: made with --inject-slowdown {:g}: an injected run is never a baseline", run_path,
-                                 r.context.settings.inject_slowdown_pct));
+  if (r.context.settings.inject_slowdown_pct > 0 || !r.context.settings.inject_slowdown_op.empty()) {
+    throw InputError(fmt::format("{}: made with --inject-slowdown {:g}{}: an injected run is never a baseline",
+                                 run_path, r.context.settings.inject_slowdown_pct,
+                                 r.context.settings.inject_slowdown_op.empty() ? "" : " --inject-slowdown-op"));
   }
   const std::string& slug = r.context.fingerprint_slug;
   if (auto why = slug_problem(slug)) throw InputError(fmt::format("{}: {}", run_path, *why));

@@ -18,8 +18,10 @@ namespace {
 // difference is the change under test (a stack A/B), not a note.
 void note_run_differences(const Result& baseline, const Result& current, GateReport& report) {
   if (current.context.settings.inject_slowdown_pct > 0) {
-    report.notes.push_back(fmt::format("the current run has an INJECTED slowdown of {:g}% (calibration knob)",
-                                       current.context.settings.inject_slowdown_pct));
+    const auto& op = current.context.settings.inject_slowdown_op;
+    report.notes.push_back(fmt::format("the current run has an INJECTED slowdown of {:g}%{} (calibration knob)",
+                                       current.context.settings.inject_slowdown_pct,
+                                       op.empty() ? "" : " inside " + op));
   }
   if (baseline.context.settings.inject_slowdown_pct > 0) {
     report.notes.push_back(fmt::format("the baseline has an INJECTED slowdown of {:g}% (calibration knob)",

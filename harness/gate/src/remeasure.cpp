@@ -1,5 +1,6 @@
 #include "tipbench/gate/remeasure.h"
 
+#include "tipbench/gate/explain_checks.h"
 #include "tipbench/gate/interleaved_session.h"
 #include "tipbench/run_conditions.h"
 #include "tipbench/this_process.h"
@@ -52,8 +53,30 @@ void collect(const std::vector<CellKey>& keys, const Result& reference, const Re
         cmp->unequal_conditions =
             conditions_difference(reference.context.conditions, candidate.context.conditions, config.conditions);
       }
+      cmp->why = explain_cell(key, reference, candidate, paired);
       out.emplace(key, *cmp);
     }
+  }
+}
+
+bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
+  return std::find(args.begin(), args.end(), flag) != args.end();
+}
+
+// A confirmation run records step breakdowns (`run --explain`) so that the regression it confirms
+// is explained, when the binary knows the flag: one older than it gets its arguments as they were.
+void ask_for_breakdowns(std::vector<std::string>& args, const std::string& binary, const std::string& work_dir,
+                        const std::string& side) {
+  if (has_flag(args, "--explain")) return;
+  auto probe = args;
+  probe.insert(probe.end(),
+               {"--explain", "--blocks", "1", "--out", fmt::format("{}/explain-probe-{}.json", work_dir, side)});
+  if (child_dry_run(binary, probe, fmt::format("{}/explain-probe-{}.log", work_dir, side)).code == 0) {
+    args.push_back("--explain");
+  } else {
+    fmt::print(stderr,
+               "gate: note: the {} binary cannot record step breakdowns (--explain): the regression is not explained\n",
+               side);
   }
 }
 
@@ -79,6 +102,8 @@ Remeasure paired_remeasure(const Result& base, const Result& head, const std::st
       plan.head_args = strip_selection(run_args_of(head));
       plan.base_args.insert(plan.base_args.end(), selection.begin(), selection.end());
       plan.head_args.insert(plan.head_args.end(), selection.begin(), selection.end());
+      ask_for_breakdowns(plan.base_args, plan.base_binary, work_dir, "base");
+      ask_for_breakdowns(plan.head_args, plan.head_binary, work_dir, "head");
       plan.blocks = std::max(3, base.context.settings.blocks);
       plan.seed = seed + 7919;  // fresh blocks, not a replay of the first session
       plan.work_dir = work_dir;
@@ -101,6 +126,8 @@ Remeasure stored_remeasure(const Result& baseline, const Result& current, const 
       args.insert(args.end(), selection.begin(), selection.end());
       args.insert(args.end(),
                   {"--blocks", std::to_string(std::max(3, current.context.settings.blocks)), "--seed", "7919"});
+      // Unpaired against the baseline: worth it only when the baseline recorded breakdowns too.
+      if (baseline.context.settings.explain_steps > 0) ask_for_breakdowns(args, binary, work_dir, "current");
       const std::string stem = fmt::format("{}/confirm{}", work_dir, n++);
       fmt::print(stderr, "gate: re-measuring {} with {} to confirm\n", id.second, binary);
       const Result again = run_once(binary, args, stem + ".json", stem + ".log");

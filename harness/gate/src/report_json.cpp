@@ -32,6 +32,10 @@ nlohmann::json gate_report_to_json(const GateReport& report) {
       j["holm_alpha"] = c.holm_alpha;
     }
     if (c.rerun) j["rerun"] = comparison_json(*c.rerun);
+    if (c.why) {
+      j["why"] = nlohmann::json::parse(explanation_to_json(*c.why).dump());
+      j["why"]["from_confirmation_run"] = c.why_from_rerun;
+    }
     checks.push_back(std::move(j));
   }
   return {{"outcome", to_string(report.outcome)},

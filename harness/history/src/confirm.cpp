@@ -5,6 +5,7 @@
 #include "tipbench/error_text.h"
 #include "tipbench/escape.h"
 #include "tipbench/gate/decision.h"
+#include "tipbench/gate/explain_checks.h"
 #include "tipbench/gate/interleaved_session.h"
 #include "tipbench/gate/remeasure.h"
 #include "tipbench/this_process.h"
@@ -161,7 +162,11 @@ BuildVerdict compare_builds(const std::string& base_binary, const std::string& h
     const auto& estimate = check->comparison->test.estimate;
     std::tie(v.ratio, v.low, v.high) = std::tuple{estimate.ratio, estimate.ci_low, estimate.ci_high};
     v.detail = check->detail;
-    if (check->status == gate::CheckStatus::regression) v.verdict = BuildSameness::different;
+    if (check->status == gate::CheckStatus::regression) {
+      v.verdict = BuildSameness::different;
+      gate::explain_checks(report, session.base, session.head, /*paired=*/true, /*every=*/false);
+      v.why = find_check(report, target.key)->why;
+    }
     if (check->status == gate::CheckStatus::pass) v.verdict = BuildSameness::same;
     if (v.verdict != BuildSameness::undecided || blocks * 2 > options.max_blocks) return v;
     fmt::print(stderr, "history: {}: x{:.3f} [{:.3f}, {:.3f}] cannot tell yet: {} blocks per side next\n", tag, v.ratio,

@@ -36,6 +36,9 @@ struct RunOptions {
   std::uint64_t seed = 0;
   double inject_slowdown_pct = 0;  // gate-calibration test knob (docs/gate.md)
   std::string profile_dir;         // --profile: Kineto traces per arm after its last trial ("": off)
+  std::string inject_slowdown_op;  // --inject-slowdown-op: spend the knob inside this ATen op
+  bool explain = false;            // --explain: break each trial's extra profiled steps down (explain.h)
+  int explain_steps = 3;           // --explain-steps: how many
   int nproc = 1;                   // > 1: launch this many local ranks (data_parallel)
   bool oversubscribe = false;      // CPU: allow more ranks than cores (up to kRanksPerCoreOversubscribed)
   // A user's TorchScript model (docs/own-model.md): every suite runs on it instead of --model.
@@ -77,6 +80,9 @@ inline constexpr OptionRange<double> kPrecisionPctRange{0.01, 100.0};
 inline constexpr OptionRange<double> kTrialTimeRange{0.01, 3600.0};
 inline constexpr OptionRange<double> kTimeBudgetRange{1.0, 7 * 24 * 3600.0};
 inline constexpr OptionRange<double> kInjectSlowdownPctRange{0.0, 1000.0};
+inline constexpr OptionRange<std::int64_t> kExplainStepsRange{1, 100};
+// What --inject-slowdown-op accepts: a namespaced ATen op name ("aten::addmm").
+bool is_op_name(const std::string& text);
 inline constexpr OptionRange<std::int64_t> kModelClassesRange{1, 1'000'000};
 
 // The warm-up of a run on a model file takes at least this many steps: TorchScript's profiling

@@ -10,6 +10,7 @@
 #include "tipbench/fingerprint.h"
 #include "tipbench/settings.h"
 #include "tipbench/stats.h"
+#include "tipbench/step_breakdown.h"
 #include "tipbench/levels.h"
 
 #include <nlohmann/json.hpp>
@@ -30,8 +31,9 @@ inline constexpr int kSchemaMajor = 1;
 // 1.8: a trial's reused_workload (kept workloads); a case's wall_s and budget_cut (--time-budget)
 // 1.9: verdict under_threshold; 1.10: Python's defaults as baselines, timed peak, FLOPs;
 // 1.11: steps timed in the Python worker (the compile suite, python_eager arms: info.step)
-inline constexpr int kSchemaMinor = 11;
-std::string schema_version();  // "1.11"
+// 1.12: a trial's step breakdown (`run --explain`: step_breakdown.h)
+inline constexpr int kSchemaMinor = 12;
+std::string schema_version();  // "1.12"
 // "1.9" -> {1, 9}; a part that is no number reads as -1. Readers that treat older documents
 // differently ask it (result.cpp's upgrades, reports/mfu.h).
 struct SchemaVersion {
@@ -83,6 +85,8 @@ struct Trial {
   double throughput_samples_per_s = 0;  // total samples / total timed time of the trial
   MemoryUse memory;
   std::map<std::string, double> metrics;  // the workload's own measurements (Workload::metrics)
+  // `run --explain`: a few more steps after the timed ones, profiled (never timed); since 1.12.
+  std::optional<StepBreakdown> breakdown;
 };
 
 // CPU milliseconds per timed step of a trial (total over its steps); nullopt when not recorded.

@@ -50,10 +50,16 @@ struct MeasureSettings {
   // this percentage (0 = off). Recorded in every result so an injected run never passes for a
   // real one; `tipbench baseline save` refuses such a run. See docs/gate.md.
   double inject_slowdown_pct = 0;
+  // With the knob above: the slowdown is spent inside this ATen op ("aten::addmm"), at its first
+  // call in each step, instead of after the step: a known cause for `--explain` to find. "" off.
+  std::string inject_slowdown_op;
   // `run --profile DIR`: after each arm's last timed trial, profile_steps more steps under the
   // Kineto profiler, written as a Chrome trace into this directory ("" = off). Never timed.
   std::string profile_dir;
   int profile_steps = 5;
+  // `run --explain`: after each trial's timed steps, this many more steps under the profiler,
+  // broken down by phase, op and kernel (Trial::breakdown; explain.h compares two arms). 0: off.
+  int explain_steps = 0;
 };
 
 // The tiny budget for CI and smoke runs: a handful of short trials.

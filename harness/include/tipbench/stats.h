@@ -26,6 +26,9 @@ struct Summary {
 // q in [0, 1]. Throws std::invalid_argument on an empty input or q outside [0, 1].
 // Also throws on a NaN sample, which has no rank.
 double quantile(std::span<const double> xs, double q);
+// The two-sided Student-t quantile t(df) with (1 - confidence) / 2 in each tail (df > 0; a
+// Welch-Satterthwaite df need not be whole).
+double t_quantile(double df, double confidence);
 double median(std::span<const double> xs);
 // Sample coefficient of variation (n-1 denominator); 0 for n < 2 or a zero mean.
 double coefficient_of_variation(std::span<const double> xs);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "tipbench/gate/between_runs.h"
+#include "tipbench/explain.h"
 #include "tipbench/gate/cells.h"
 #include "tipbench/stats.h"
 
@@ -48,6 +49,9 @@ struct CellComparison {
   // Set by whoever compared two unpaired runs whose conditions of measurement differ beyond the
   // gate's bound (run_conditions.h): why. Such a comparison cannot confirm a regression.
   std::string unequal_conditions;
+  // Which ops made the difference (explain.h), when both runs recorded step breakdowns (`run
+  // --explain`): set for a confirmation re-run, which asks for them.
+  std::optional<Explanation> why;
   double delta() const { return test.estimate.ratio - 1; }  // relative change, candidate vs reference
 };
 

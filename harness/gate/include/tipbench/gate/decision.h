@@ -37,6 +37,10 @@ struct Check {
   std::optional<CellComparison> rerun;       // the confirmation re-measurement, when one was made
   CheckStatus status = CheckStatus::pass;
   std::string detail;  // one line: why this status
+  // Which ops and kernels made the difference (explain_checks.h): under a FAIL, or every check
+  // with `gate --explain`.
+  std::optional<Explanation> why;
+  bool why_from_rerun = false;  // explained by the confirmation re-run's breakdowns
 };
 
 struct GateOptions {

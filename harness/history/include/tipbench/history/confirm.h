@@ -7,12 +7,14 @@
 //   const auto v = compare_builds(source.binary_for(before), source.binary_for(after), target, options, dir, "c1");
 #pragma once
 
+#include "tipbench/explain.h"
 #include "tipbench/gate/cells.h"
 #include "tipbench/history/bisect.h"
 #include "tipbench/history/detect.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,6 +39,9 @@ struct BuildVerdict {
   double ratio = 1, low = 1, high = 1;  // head / base of the cell, with its 95% interval (when measured)
   int blocks = 0;                       // per side, in the session that decided
   std::string detail;                   // the gate's one line on the cell, or why it could not run
+  // A confirmed regression (DIFFERENT): which ops made it, from the confirmation run's step
+  // breakdowns (gate/explain_checks.h); nullopt otherwise.
+  std::optional<Explanation> why;
 };
 
 // What to run for a series: its cell and device, and the size of change that counts.

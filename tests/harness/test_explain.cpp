@@ -1,0 +1,176 @@
+// explain.h on synthetic breakdowns, where the answer is known: the key that moved is named first
+// with an interval and the share it explains; a difference no key holds is "unexplained"; new
+// and vanished ops and kernels are counted; the memory peak's difference is split by contributor;
+// step_breakdown.h's reader refuses what a result file from elsewhere must not carry.
+#include "tipbench/explain.h"
+#include "tipbench/step_breakdown.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+using tipbench::ArmResult;
+using tipbench::BreakdownKey;
+using tipbench::StepBreakdown;
+
+bool has(const std::vector<std::string>& lines, const std::string& text) {
+  for (const auto& l : lines) {
+    if (l.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A breakdown of three keys; `wobble` is each trial's noise (ms) on the big keys.
+StepBreakdown breakdown(double addmm_ms, double wobble, double outside_ms = 0) {
+  StepBreakdown b;
+  b.steps = 3;
+  b.keys = {
+      BreakdownKey{
+          .phase = "forward", .op = "aten::mkldnn_convolution", .ms_per_step = 5 + wobble, .calls_per_step = 4},
+      BreakdownKey{
+          .phase = "backward", .op = "aten::convolution_backward", .ms_per_step = 8 - wobble, .calls_per_step = 4},
+      BreakdownKey{.phase = "forward", .op = "aten::addmm", .ms_per_step = addmm_ms, .calls_per_step = 1},
+      BreakdownKey{.phase = "step", .op = tipbench::kOutsideOps, .ms_per_step = outside_ms}};
+  for (const auto& k : b.keys) b.step_ms += k.ms_per_step;
+  return b;
+}
+
+// An arm of `blocks` trials whose timed steps take what their breakdown says, plus `timed_extra`.
+ArmResult arm(const std::string& name, int blocks, double addmm_ms, double timed_extra = 0, double outside_ms = 0) {
+  ArmResult a;
+  a.arm = name;
+  for (int i = 0; i < blocks; ++i) {
+    tipbench::Trial t;
+    t.block = i;
+    const double wobble = 0.2 * std::sin(1.7 * i);  // shared by both arms' block i: drift that pairs cancel
+    t.breakdown = breakdown(addmm_ms, wobble, outside_ms);
+    t.step_times_ms = {t.breakdown->step_ms + timed_extra, t.breakdown->step_ms + timed_extra};
+    a.trials.push_back(t);
+  }
+  return a;
+}
+
+TEST(Explain, TheKeyThatMovedIsNamedFirstWithItsIntervalAndTheShareItExplains) {
+  const auto base = arm("base", 8, 0.1);
+  const auto head = arm("head", 8, 1.1);
+  const auto e = tipbench::explain_arms(head, base);
+  ASSERT_TRUE(e.missing.empty()) << e.missing;
+  EXPECT_EQ(e.pairs, 8u);
+  ASSERT_FALSE(e.causes.empty());
+  EXPECT_EQ(e.causes[0].op, "aten::addmm");
+  EXPECT_EQ(e.causes[0].phase, "forward");
+  EXPECT_NEAR(e.causes[0].ms_per_step.delta, 1.0, 1e-9);
+  EXPECT_TRUE(e.causes[0].ms_per_step.resolved());
+  ASSERT_TRUE(e.timed_step_ms);
+  EXPECT_NEAR(e.timed_step_ms->delta, 1.0, 1e-9);
+  EXPECT_NEAR(e.explained_share, 1.0, 1e-9);
+  EXPECT_FALSE(e.unexplained);
+  const auto lines = tipbench::explanation_lines(e);
+  EXPECT_TRUE(has(lines, "explain 100% of the timed difference")) << lines[0];
+  EXPECT_TRUE(has(lines, "forward  aten::addmm  +1.000 ms/step [1.000, 1.000]")) << lines[1];
+  EXPECT_NE(tipbench::explanation_headline(e).find("aten::addmm"), std::string::npos);
+}
+
+TEST(Explain, ADifferenceNoKeyHoldsIsUnexplainedNotGuessed) {
+  // The timed steps are 2 ms slower; the profiled keys did not move.
+  const auto base = arm("base", 8, 0.1);
+  const auto head = arm("head", 8, 0.1, /*timed_extra=*/2.0);
+  const auto e = tipbench::explain_arms(head, base);
+  EXPECT_TRUE(e.unexplained);
+  EXPECT_LT(e.explained_share, tipbench::kExplainedShareFloor);
+  EXPECT_TRUE(has(tipbench::explanation_lines(e), "unexplained")) << tipbench::explanation_lines(e)[0];
+  // No difference at all: nothing resolved, said so.
+  const auto same = tipbench::explain_arms(arm("a", 8, 0.1), arm("b", 8, 0.1));
+  EXPECT_TRUE(same.unexplained);
+  EXPECT_TRUE(has(tipbench::explanation_lines(same), "no step difference resolved"));
+}
+
+TEST(Explain, NewAndVanishedOpsAndKernelsAreCounted) {
+  auto base = arm("base", 4, 0.1);
+  auto head = arm("head", 4, 0.1);
+  for (auto& t : base.trials) {
+    t.breakdown->keys[0].kernels = {{"sm90_xmma_fprop_nchw", 5, 4}};
+    t.breakdown->keys.push_back({.phase = "backward", .op = "aten::clone", .ms_per_step = 0.01, .calls_per_step = 3});
+  }
+  for (auto& t : head.trials) {
+    t.breakdown->keys[0].kernels = {{"sm90_xmma_fprop_nhwc", 5, 4}};
+    t.breakdown->keys.push_back({.phase = "forward", .op = "aten::copy_", .ms_per_step = 0.3, .calls_per_step = 2});
+    t.breakdown->step_ms += 0.3;
+  }
+  const auto e = tipbench::explain_arms(head, base);
+  const auto lines = tipbench::explanation_lines(e);
+  EXPECT_TRUE(has(lines, "aten::copy_  +0.300 ms/step")) << lines[1];
+  EXPECT_TRUE(has(lines, "new op, 2 calls/step"));
+  EXPECT_TRUE(has(lines, "vanished op, 3 calls/step before"));
+  EXPECT_TRUE(has(lines, "kernel sm90_xmma_fprop_nchw replaced by sm90_xmma_fprop_nhwc"));
+}
+
+TEST(Explain, ThePeaksDifferenceIsSplitByItsLargestContributors) {
+  auto base = arm("base", 4, 0.1);
+  auto head = arm("head", 4, 0.1);
+  for (auto* a : {&base, &head}) {
+    for (auto& t : a->trials) {
+      t.breakdown->memory_device = "cpu";
+      t.breakdown->peak = {{"backward", "aten::convolution_backward", 3'000'000}};
+      if (a == &head) t.breakdown->peak.push_back({"forward", "aten::mul", 800'000});
+      t.breakdown->peak_bytes = a == &head ? 3'800'000 : 3'000'000;
+    }
+  }
+  const auto e = tipbench::explain_arms(head, base);
+  ASSERT_FALSE(e.memory.empty());
+  EXPECT_EQ(e.memory[0].op, "aten::mul");
+  EXPECT_DOUBLE_EQ(e.memory[0].delta_bytes, 800'000);
+  EXPECT_TRUE(has(tipbench::explanation_lines(e), "memory: forward  aten::mul  +800.0 kB live at the peak"));
+}
+
+TEST(Explain, ArmsWithoutBreakdownsSayWhyThereIsNoExplanation) {
+  ArmResult a, b;
+  a.trials.resize(3);
+  b.trials.resize(3);
+  const auto e = tipbench::explain_arms(a, b);
+  EXPECT_NE(e.missing.find("run with --explain"), std::string::npos);
+  EXPECT_EQ(tipbench::explanation_lines(e).front(), "not explained: " + e.missing);
+  // Unpaired (two runs far apart) still works from each side's own trials.
+  const auto unpaired = tipbench::explain_arms(arm("h", 5, 1.1), arm("b", 4, 0.1), {.paired = false});
+  EXPECT_EQ(unpaired.causes.at(0).op, "aten::addmm");
+  EXPECT_FALSE(unpaired.paired);
+}
+
+TEST(StepBreakdownJson, RoundTripsAndRefusesWhatAFileMustNotCarry) {
+  auto b = breakdown(0.5, 0);
+  b.keys[0].kernels = {{"k", 1, 2}};
+  b.gpu_idle_host_wait_ms = 0.2;
+  b.gpu_idle_other_ms = 0.1;
+  b.memory_device = "cuda";
+  b.peak_bytes = 10;
+  b.peak = {{"step", tipbench::kLiveBefore, 10}};
+  const auto j = tipbench::breakdown_to_json(b);
+  const auto back = tipbench::breakdown_from_json(j);
+  EXPECT_EQ(tipbench::breakdown_to_json(back), j);
+  auto bad = j;
+  bad["keys"][0]["ms_per_step"] = -1;
+  EXPECT_THROW(tipbench::breakdown_from_json(bad), std::invalid_argument);
+  bad = j;
+  bad["keys"][0]["op"] = "aten::x\n<script>";
+  EXPECT_THROW(tipbench::breakdown_from_json(bad), std::invalid_argument);
+  bad = j;
+  bad["keys"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i <= tipbench::kMaxBreakdownKeys; ++i) bad["keys"].push_back(j["keys"][0]);
+  EXPECT_THROW(tipbench::breakdown_from_json(bad), std::invalid_argument);
+}
+
+TEST(KernelName, TemplateArgumentsParametersAndHashesAreStripped) {
+  EXPECT_EQ(tipbench::normalised_kernel_name(
+                "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"),
+            "at::native::vectorized_elementwise_kernel");
+  EXPECT_EQ(tipbench::normalised_kernel_name("triton_poi_fused_add_0"), "triton_poi_fused_add_0");
+  EXPECT_EQ(tipbench::normalised_kernel_name("sm90_xmma_dgrad_implicit_gemm_kernel_0x1f2e3d4c5b"),
+            "sm90_xmma_dgrad_implicit_gemm_kernel");
+}
+
+}  // namespace
