@@ -76,10 +76,11 @@ std::string gate_markdown(const gate::GateReport& report, const std::string& bas
       p = fmt::format("{:.4f}", c.comparison->test.p_value);
     }
     const bool bad = c.status == gate::CheckStatus::regression;
-    md +=
-        fmt::format("| {}{}{} | {} | {} | {} | {} | {:g}% | {} |\n", bad ? "**" : "", gate::to_string(c.status),
-                    bad ? "**" : "", markdown_escape(c.key.case_name + "/arm:" + c.key.arm),
-                    markdown_escape(metric_name(c.key.metric)), delta, p, 100 * c.threshold, markdown_escape(c.detail));
+    // The table is what a PR's reader sees first: an explained check names its top cause there.
+    const std::string detail = c.why ? c.detail + "; why: " + explanation_headline(*c.why) : c.detail;
+    md += fmt::format("| {}{}{} | {} | {} | {} | {} | {:g}% | {} |\n", bad ? "**" : "", gate::to_string(c.status),
+                      bad ? "**" : "", markdown_escape(c.key.case_name + "/arm:" + c.key.arm),
+                      markdown_escape(metric_name(c.key.metric)), delta, p, 100 * c.threshold, markdown_escape(detail));
   }
   for (const auto& c : report.checks) {
     if (!c.why) continue;

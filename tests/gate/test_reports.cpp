@@ -531,6 +531,26 @@ TEST(Markdown, GateVerdictHasOneRowPerCheckAndTheExitCode) {
   EXPECT_TRUE(contains(md, "Exit code 0")) << md;
 }
 
+// An explained check (explain_checks.h) names its top cause in the table's detail and gets its
+// lines under **Why**, every name escaped for Markdown.
+TEST(Markdown, AnExplainedCheckNamesItsTopCauseInTheRowAndListsWhy) {
+  auto report = tipbench::gate::evaluate_gate(synthetic_run({.cv = 0.005, .seed = 1}),
+                                              synthetic_run({.cv = 0.005, .seed = 2}), {}, {});
+  tipbench::Explanation why;
+  why.pairs = 8;
+  why.steps_per_trial = 3;
+  why.step_ms = {.delta = 0.8, .low = 0.5, .high = 1.1};
+  why.timed_step_ms = tipbench::DeltaInterval{.delta = 0.8, .low = 0.6, .high = 1.0};
+  why.causes = {{.phase = "forward", .op = "aten::addmm|x", .ms_per_step = {.delta = 0.75, .low = 0.7, .high = 0.8}}};
+  why.explained_share = 0.94;
+  why.unexplained = false;
+  report.checks.at(0).why = why;
+  const std::string md = r::gate_markdown(report, "base.json", "head.json");
+  EXPECT_TRUE(contains(md, "; why: forward aten::addmm\\|x +0.750 ms/step \\[0.700, 0.800\\] (explains 94%")) << md;
+  EXPECT_TRUE(contains(md, "**Why** ")) << md;
+  EXPECT_TRUE(contains(md, "- forward  aten::addmm\\|x  +0.750 ms/step \\[0.700, 0.800\\]")) << md;
+}
+
 // The console's last line names the code the process really returns: the verdict's own, or 4
 // when the verdict could not be written (it used to print "(exit 3)" and return 4).
 TEST(GateConsole, TheLastLineNamesTheRealExitCode) {
