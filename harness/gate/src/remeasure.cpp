@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -63,21 +64,27 @@ bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
   return std::find(args.begin(), args.end(), flag) != args.end();
 }
 
+// Whether each binary knows `run --explain`, asked once per binary by a dry run.
+using ExplainSupport = std::map<std::string, bool>;
+
 // A confirmation run records step breakdowns (`run --explain`) so that the regression it confirms
 // is explained, when the binary knows the flag: one older than it gets its arguments as they were.
 void ask_for_breakdowns(std::vector<std::string>& args, const std::string& binary, const std::string& work_dir,
-                        const std::string& side) {
+                        const std::string& side, ExplainSupport& known) {
   if (has_flag(args, "--explain")) return;
-  auto probe = args;
-  probe.insert(probe.end(),
-               {"--explain", "--blocks", "1", "--out", fmt::format("{}/explain-probe-{}.json", work_dir, side)});
-  if (child_dry_run(binary, probe, fmt::format("{}/explain-probe-{}.log", work_dir, side)).code == 0) {
-    args.push_back("--explain");
-  } else {
-    fmt::print(stderr,
-               "gate: note: the {} binary cannot record step breakdowns (--explain): the regression is not explained\n",
-               side);
+  if (!known.contains(binary)) {
+    auto probe = args;
+    probe.insert(probe.end(),
+                 {"--explain", "--blocks", "1", "--out", fmt::format("{}/explain-probe-{}.json", work_dir, side)});
+    known[binary] = child_dry_run(binary, probe, fmt::format("{}/explain-probe-{}.log", work_dir, side)).code == 0;
+    if (!known[binary]) {
+      fmt::print(stderr,
+                 "gate: note: the {} binary cannot record step breakdowns (--explain): its regressions are not "
+                 "explained\n",
+                 side);
+    }
   }
+  if (known[binary]) args.push_back("--explain");
 }
 
 }  // namespace
@@ -90,7 +97,8 @@ std::string binary_of(const Result& r, const std::string& preferred) {
 
 Remeasure paired_remeasure(const Result& base, const Result& head, const std::string& work_dir,
                            const GateConfig& config, std::uint64_t seed) {
-  return [&base, &head, work_dir, &config, seed](const std::vector<CellKey>& keys) {
+  return [&base, &head, work_dir, &config, seed,
+          known = std::make_shared<ExplainSupport>()](const std::vector<CellKey>& keys) {
     std::map<CellKey, CellComparison> out;
     int n = 0;
     for (const auto& [id, group] : by_case(keys)) {
@@ -102,8 +110,8 @@ Remeasure paired_remeasure(const Result& base, const Result& head, const std::st
       plan.head_args = strip_selection(run_args_of(head));
       plan.base_args.insert(plan.base_args.end(), selection.begin(), selection.end());
       plan.head_args.insert(plan.head_args.end(), selection.begin(), selection.end());
-      ask_for_breakdowns(plan.base_args, plan.base_binary, work_dir, "base");
-      ask_for_breakdowns(plan.head_args, plan.head_binary, work_dir, "head");
+      ask_for_breakdowns(plan.base_args, plan.base_binary, work_dir, "base", *known);
+      ask_for_breakdowns(plan.head_args, plan.head_binary, work_dir, "head", *known);
       plan.blocks = std::max(3, base.context.settings.blocks);
       plan.seed = seed + 7919;  // fresh blocks, not a replay of the first session
       plan.work_dir = work_dir;
@@ -117,7 +125,8 @@ Remeasure paired_remeasure(const Result& base, const Result& head, const std::st
 
 Remeasure stored_remeasure(const Result& baseline, const Result& current, const std::string& binary,
                            const std::string& work_dir, const GateConfig& config) {
-  return [&baseline, &current, binary, work_dir, &config](const std::vector<CellKey>& keys) {
+  return [&baseline, &current, binary, work_dir, &config,
+          known = std::make_shared<ExplainSupport>()](const std::vector<CellKey>& keys) {
     std::map<CellKey, CellComparison> out;
     int n = 0;
     for (const auto& [id, group] : by_case(keys)) {
@@ -127,7 +136,7 @@ Remeasure stored_remeasure(const Result& baseline, const Result& current, const 
       args.insert(args.end(),
                   {"--blocks", std::to_string(std::max(3, current.context.settings.blocks)), "--seed", "7919"});
       // Unpaired against the baseline: worth it only when the baseline recorded breakdowns too.
-      if (baseline.context.settings.explain_steps > 0) ask_for_breakdowns(args, binary, work_dir, "current");
+      if (baseline.context.settings.explain_steps > 0) ask_for_breakdowns(args, binary, work_dir, "current", *known);
       const std::string stem = fmt::format("{}/confirm{}", work_dir, n++);
       fmt::print(stderr, "gate: re-measuring {} with {} to confirm\n", id.second, binary);
       const Result again = run_once(binary, args, stem + ".json", stem + ".log");
