@@ -193,7 +193,7 @@ chartjs=/usr/share/javascript/chart.js/chart.min.js
 [[ -f $chartjs ]] || die 2 "$chartjs not found (Debian libjs-chart.js; scripts/bootstrap.sh installs it)"
 cp "$chartjs" "$stage/share/chart.min.js"
 cp scripts/bundle/run.sh "$stage/run.sh"
-cp scripts/bundle/bundle_check.py "$stage/share/"
+cp scripts/bundle/bundle_check.py scripts/bundle/first_call_check.py "$stage/share/"
 chmod +x "$stage/run.sh"
 
 git_sha=$(git rev-parse HEAD 2>/dev/null || echo "")

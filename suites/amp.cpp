@@ -174,15 +174,10 @@ class Amp final : public SuiteWithLargestBatch {
     spec.model_options.channels_last = find_level(c.params, "layout") == "nhwc";
     if (is_python_eager_arm(arm)) return make_python_eager_workload(context, spec);  // PyTorch's own defaults
     if (!context.device.is_cuda()) return make_training_workload(context, spec);
-    const bool ieee = find_level(arm.levels, "tf32") == "off";
-    const Restore restore = set_fp32_math(ieee ? Fp32Math::ieee : Fp32Math::pytorch_default);
-    nlohmann::json info = fp32_math_info();
-    try {
-      return with_restore(make_training_workload(context, spec), restore, std::move(info));
-    } catch (...) {
-      restore();
-      throw;
-    }
+    const Fp32Math math = find_level(arm.levels, "tf32") == "off" ? Fp32Math::ieee : Fp32Math::pytorch_default;
+    // Set again whenever the kept arm runs, put back while the other arms do.
+    return with_setting([math] { return set_fp32_math(math); }, [&] { return make_training_workload(context, spec); },
+                        fp32_math_info);
   }
 };
 

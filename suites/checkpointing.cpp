@@ -65,6 +65,9 @@ class CheckpointedTraining final : public Workload {
     optimizer_->step();
   }
 
+  // Touches nothing process-wide: the next trial may take it over (a largest-batch case never
+  // does: largest_batch.h).
+  bool keep_between_trials() const override { return true; }
   std::int64_t samples_per_step() const override { return batch_; }
 
   nlohmann::json info() const override {

@@ -8,7 +8,9 @@
 //                    is sized by a new-shape step, not by a cached one
 // The autotuner's search allocates workspaces while it tries algorithms; the note sets each arm's
 // peak over the whole trial (the search included) beside its peak over the timed steps alone
-// (MemoryUse::timed_peak_allocated_bytes), and compares the steady-state memory.
+// (MemoryUse::timed_peak_allocated_bytes), and compares the timed steps' memory: with fixed
+// shapes that is the steady state, with a new shape every step under `on` it is the autotuner's
+// own memory (it searches in every timed step), and the note says which.
 #include "common/input_shapes.h"
 #include "common/recipe.h"
 #include "common/training.h"
@@ -50,11 +52,15 @@ std::optional<std::string> memory_note(const CaseResult& c, const MeasureSetting
                                 median_mib(*arm, &MemoryUse::timed_peak_allocated_bytes)));
   }
   const auto k = compare_arms(*on, *off, {"timed_peak_allocated_bytes", false, timed_peak_bytes}, settings);
-  const std::string steady = k ? comparison_words(*k) : std::string("too few blocks to compare");
+  const std::string compared = k ? comparison_words(*k) : std::string("too few blocks to compare");
+  // A new shape every step: `on` autotunes in every timed step, so its timed steps' memory is the
+  // search's, not a steady state's.
+  const bool varying = find_level(c.params, "shapes") == input_shapes_name(InputShapes::varying);
   return fmt::format(
       "{}: peak allocated over the trial (build, warm-up and the autotuner's search) / over the timed steps alone, "
-      "median: {}; the timed steps' memory, on against off: {}",
-      c.name, fmt::join(parts, ", "), steady);
+      "median: {}; the timed steps' memory ({}), on against off: {}",
+      c.name, fmt::join(parts, ", "),
+      varying ? "on searches again in every one of them: the autotuner's memory" : "the steady state", compared);
 }
 
 }  // namespace

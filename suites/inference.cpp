@@ -57,6 +57,9 @@ class Evaluation final : public Workload {
       }
     }
   }
+  // Touches nothing process-wide: the next trial may take it over (a largest-batch case never
+  // does: largest_batch.h).
+  bool keep_between_trials() const override { return true; }
   std::int64_t samples_per_step() const override { return batch_; }
   nlohmann::json info() const override { return {{"batch_size", batch_}, {"model_mode", "eval"}}; }
 

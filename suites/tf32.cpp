@@ -35,16 +35,10 @@ class Tf32 final : public Suite {
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {
     const std::string tf32 = level(arm.levels, "tf32");
-    const Restore restore = set_fp32_math(tf32 == "on"    ? Fp32Math::tf32
-                                          : tf32 == "off" ? Fp32Math::ieee
-                                                          : Fp32Math::pytorch_default);
-    nlohmann::json info = fp32_math_info();  // read back: what the library did with the request
-    try {
-      return with_restore(make_training_workload(context, training_spec(c)), restore, std::move(info));
-    } catch (...) {
-      restore();
-      throw;
-    }
+    const Fp32Math math = tf32 == "on" ? Fp32Math::tf32 : tf32 == "off" ? Fp32Math::ieee : Fp32Math::pytorch_default;
+    // The info is read back under the setting: what the library did with the request.
+    return with_setting([math] { return set_fp32_math(math); },
+                        [&] { return make_training_workload(context, training_spec(c)); }, fp32_math_info);
   }
 };
 

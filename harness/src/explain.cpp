@@ -40,6 +40,42 @@ std::vector<const StepBreakdown*> profiled(const ArmResult& arm) {
   return out;
 }
 
+// The first reason a trial of either arm gives for having no breakdown (its steps ran in the
+// Python worker, the profiler failed), or "".
+std::string first_breakdown_error(const ArmResult& t, const ArmResult& b) {
+  for (const auto* arm : {&t, &b}) {
+    for (const auto& trial : arm->trials) {
+      if (trial.breakdown && !trial.breakdown->error.empty()) return trial.breakdown->error;
+    }
+  }
+  return "";
+}
+
+bool replays_a_graph(const std::vector<const StepBreakdown*>& side) {
+  return std::any_of(side.begin(), side.end(), [](const StepBreakdown* x) {
+    return std::any_of(x->keys.begin(), x->keys.end(), [](const BreakdownKey& k) { return k.op == kGraphReplay; });
+  });
+}
+
+// The breakdown with its keys' device time summed into one (kAllDeviceTime), kernels kept.
+StepBreakdown all_device_time(const StepBreakdown& x) {
+  StepBreakdown out = x;
+  BreakdownKey all{.phase = kStepPhase, .op = kAllDeviceTime};
+  std::map<std::string, KernelTime> kernels;
+  for (const auto& k : x.keys) {
+    all.ms_per_step += k.ms_per_step;
+    for (const auto& kernel : k.kernels) {
+      auto& sum = kernels[kernel.name];
+      sum.name = kernel.name;
+      sum.ms_per_step += kernel.ms_per_step;
+      sum.calls_per_step += kernel.calls_per_step;
+    }
+  }
+  for (auto& [name, kernel] : kernels) all.kernels.push_back(std::move(kernel));
+  out.keys = {std::move(all)};
+  return out;
+}
+
 double mean(std::span<const double> xs) {
   double s = 0;
   for (double x : xs) s += x;
@@ -245,23 +281,28 @@ nlohmann::ordered_json interval_json(const DeltaInterval& d) {
 
 }  // namespace
 
-std::string normalised_kernel_name(const std::string& raw) {
-  std::string s = raw;
-  if (s.starts_with("void ")) s.erase(0, 5);
-  std::string out;
-  int angle = 0;
-  for (char ch : s) {  // template arguments out; a parameter list ends the name
-    if (ch == '<') {
-      ++angle;
-    } else if (ch == '>') {
-      angle = std::max(0, angle - 1);
-    } else if (angle == 0) {
-      if (ch == '(') break;
-      out += ch;
-    }
+namespace {
+
+// The index of the bracket that closes the one at `open` ('<' with '>', '(' with ')'), or npos.
+std::size_t closing(const std::string& s, std::size_t open) {
+  const char o = s[open], c = o == '<' ? '>' : ')';
+  int depth = 0;
+  for (std::size_t i = open; i < s.size(); ++i) {
+    if (s[i] == o) ++depth;
+    if (s[i] == c && --depth == 0) return i;
   }
+  return std::string::npos;
+}
+
+// A template that only wraps the kernel it runs (CUTLASS's cutlass::Kernel<Op>,
+// cutlass::Kernel2<Op>, cutlass::device_kernel<Op>): its first argument is the kernel's identity.
+bool is_kernel_wrapper(const std::string& name) {
+  return name.ends_with("::Kernel") || name.ends_with("::Kernel2") || name.ends_with("::device_kernel");
+}
+
+std::string without_hash(std::string out) {
   // A trailing hash ("..._kernel_0x1f2e3d4c", "..._a1b2c3d4e5f6"): 8 or more hex digits.
-  const auto last = out.find_last_of("_");
+  const auto last = out.find_last_of('_');
   if (last != std::string::npos && out.size() - last - 1 >= 8) {
     std::string tail = out.substr(last + 1);
     if (tail.starts_with("0x")) tail.erase(0, 2);
@@ -270,6 +311,47 @@ std::string normalised_kernel_name(const std::string& raw) {
       out.erase(last);
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+// Kineto demangles kernel names with __cxa_demangle, which writes an anonymous namespace as
+// "(anonymous namespace)": "void at::native::(anonymous namespace)::max_pool_forward_nchw<float>(...)"
+// keeps "at::native::(anonymous namespace)::max_pool_forward_nchw", and a parenthesis followed by
+// "::" is part of a name, not its parameter list.
+std::string normalised_kernel_name(const std::string& raw) {
+  std::string s = raw;
+  if (s.starts_with("void ")) s.erase(0, 5);
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
+    if (ch == '<') {
+      const auto end = closing(s, i);
+      if (end == std::string::npos) break;
+      if (is_kernel_wrapper(out)) {  // keep the wrapped kernel's name: Kernel2<cutlass_80_..._align4>
+        std::string first = s.substr(i + 1, end - i - 1);
+        int depth = 0;
+        for (std::size_t k = 0; k < first.size(); ++k) {
+          depth += first[k] == '<' || first[k] == '(' ? 1 : first[k] == '>' || first[k] == ')' ? -1 : 0;
+          if (first[k] == ',' && depth == 0) {
+            first.resize(k);
+            break;
+          }
+        }
+        out += "<" + normalised_kernel_name(first) + ">";
+      }
+      i = end;
+    } else if (ch == '(') {
+      const auto end = closing(s, i);
+      if (end == std::string::npos || s.compare(end + 1, 2, "::") != 0) break;  // the parameter list
+      out += s.substr(i, end - i + 1);
+      i = end;
+    } else {
+      out += ch;
+    }
+  }
+  out = without_hash(std::move(out));
   return out.empty() ? raw : out;
 }
 
@@ -288,10 +370,21 @@ Explanation explain_arms(const ArmResult& treatment, const ArmResult& baseline, 
   }
   if (t.size() < 2 || b.size() < 2) {
     const bool any = !profiled(treatment).empty() && !profiled(baseline).empty();
-    e.missing = any ? fmt::format("{} profiled {} (2 needed)", std::min(t.size(), b.size()),
+    const std::string error = first_breakdown_error(treatment, baseline);
+    e.missing = any             ? fmt::format("{} profiled {} (2 needed)", std::min(t.size(), b.size()),
                                   options.paired ? "pairs of blocks" : "trials a side")
-                    : "no step breakdowns recorded (run with --explain)";
+                : error.empty() ? "no step breakdowns recorded (run with --explain)"
+                                : "no step breakdowns: " + error;
     return e;
+  }
+  // A graph replay has no ops: against an arm that has, each side's device time is one key.
+  std::vector<StepBreakdown> collapsed;
+  if (replays_a_graph(t) != replays_a_graph(b)) {
+    e.note = "one arm replays a CUDA graph, whose kernels run under no op: the device time is compared as a whole";
+    collapsed.reserve(t.size() + b.size());
+    for (auto* side : {&t, &b}) {
+      for (auto& x : *side) x = &collapsed.emplace_back(all_device_time(*x));
+    }
   }
   explain_timed_steps(treatment, baseline, options, e);
   e.pairs = std::min(t.size(), b.size());
@@ -307,6 +400,26 @@ Explanation explain_arms(const ArmResult& treatment, const ArmResult& baseline, 
     }
   }
   std::vector<Cause> all;
+  // The device's idle time, as two keys of phase "step": on a GPU a launch-bound step's time goes
+  // there, not into any op's kernels.
+  const auto has_idle = [](const std::vector<const StepBreakdown*>& side) {
+    return std::all_of(side.begin(), side.end(),
+                       [](const StepBreakdown* x) { return x->gpu_idle_host_wait_ms.has_value(); });
+  };
+  if (has_idle(t) && has_idle(b)) {
+    const auto host = [](const StepBreakdown& x) { return x.gpu_idle_host_wait_ms.value_or(0); };
+    const auto other = [](const StepBreakdown& x) { return x.gpu_idle_other_ms.value_or(0); };
+    e.gpu_idle_host_wait_ms = delta_of(values(t, host), values(b, host), options.paired);
+    e.gpu_idle_other_ms = delta_of(values(t, other), values(b, other), options.paired);
+    all.push_back({.phase = kStepPhase,
+                   .op = kIdleHostWait,
+                   .ms_per_step = *e.gpu_idle_host_wait_ms,
+                   .baseline_ms = mean(values(b, host))});
+    all.push_back({.phase = kStepPhase,
+                   .op = kIdleOther,
+                   .ms_per_step = *e.gpu_idle_other_ms,
+                   .baseline_ms = mean(values(b, other))});
+  }
   for (const auto& key : keys) {
     const auto time = [&](const StepBreakdown& x) {
       const auto* k = find_key(x, key);
@@ -347,16 +460,6 @@ Explanation explain_arms(const ArmResult& treatment, const ArmResult& baseline, 
     if (std::abs(c.treatment_calls - c.baseline_calls) >= 0.5 || !c.new_kernels.empty() || !c.vanished_kernels.empty())
       e.count_changes.push_back(c);
   }
-  const auto has_idle = [](const std::vector<const StepBreakdown*>& side) {
-    return std::all_of(side.begin(), side.end(),
-                       [](const StepBreakdown* x) { return x->gpu_idle_host_wait_ms.has_value(); });
-  };
-  if (has_idle(t) && has_idle(b)) {
-    const auto host = [](const StepBreakdown& x) { return x.gpu_idle_host_wait_ms.value_or(0); };
-    const auto other = [](const StepBreakdown& x) { return x.gpu_idle_other_ms.value_or(0); };
-    e.gpu_idle_host_wait_ms = delta_of(values(t, host), values(b, host), options.paired);
-    e.gpu_idle_other_ms = delta_of(values(t, other), values(b, other), options.paired);
-  }
   explain_memory(t, b, options.top, e);
   return e;
 }
@@ -364,6 +467,7 @@ Explanation explain_arms(const ArmResult& treatment, const ArmResult& baseline, 
 std::vector<std::string> explanation_lines(const Explanation& e, std::size_t top) {
   if (!e.missing.empty()) return {"not explained: " + e.missing};
   std::vector<std::string> lines;
+  if (!e.note.empty()) lines.push_back("note: " + e.note);
   const std::size_t listed = std::min(top, e.causes.size());
   std::string head;
   if (e.timed_step_ms) {
@@ -445,6 +549,7 @@ nlohmann::ordered_json explanation_to_json(const Explanation& e) {
                      {"vanished_kernels", c.vanished_kernels}});
     }
   }
+  if (!e.note.empty()) j["note"] = e.note;
   if (e.gpu_idle_host_wait_ms) {
     j["gpu_idle"] = {{"host_wait_ms", interval_json(*e.gpu_idle_host_wait_ms)},
                      {"other_ms", interval_json(*e.gpu_idle_other_ms)}};

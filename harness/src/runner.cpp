@@ -2,6 +2,7 @@
 
 #include "tipbench/block_looks.h"
 #include "tipbench/block_order.h"
+#include "tipbench/device_allocator.h"
 #include "tipbench/device_init.h"
 #include "tipbench/error_text.h"
 #include "tipbench/summary.h"
@@ -170,6 +171,29 @@ int take_resumed_blocks(PlannedCase& p, const CaseInProgress& resumed) {
   return resumed.blocks_done;
 }
 
+// The suite's per-case preparation (Suite::prepare_case); on failure the arms that would have run
+// fail with the reason, and the case ends there.
+bool prepare_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
+  try {
+    p.suite->prepare_case(plan.context, p.spec, p.result);
+    return true;
+  } catch (const InputError&) {
+    progress.end();
+    throw;
+  } catch (const std::exception& e) {
+    const std::string why = "the case's preparation failed: " + error_summary(e);
+    for (int ai : p.runnable) {
+      if (p.result.arms[ai].status != ArmStatus::ok) continue;
+      p.result.arms[ai].status = ArmStatus::failed;
+      p.result.arms[ai].reason = why;
+    }
+    progress.note("failed: " + p.result.name + ": " + why);
+    if (plan.verbose) progress.note(error_details(e));
+    summarize_case(p.result, plan.settings);
+    return false;
+  }
+}
+
 // Blocks up to each look (block_looks.h); after each look the case is summarised, and it stops
 // at the first look where it is settled, or at the last. A resumed case starts after its finished
 // blocks, at the looks it had not passed. `keep` is told after every block that does not end it.
@@ -187,6 +211,10 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress, detail::T
   if (plan.resumed_case && plan.resumed_case->case_result.name == p.result.name) {
     block = std::min(take_resumed_blocks(p, *plan.resumed_case), looks.back());
     progress.trials_dropped(static_cast<int>(p.runnable.size()) * block);
+  }
+  if (!prepare_case(p, plan, progress)) {
+    progress.trials_dropped(static_cast<int>(p.runnable.size()) * (looks.back() - block));
+    return;
   }
   const int runnable = static_cast<int>(p.runnable.size());
   double measured_s = 0;  // the blocks run in this command
@@ -266,8 +294,13 @@ void say_forecast(const std::vector<std::vector<PlannedCase>>& planned, const Ru
 }  // namespace
 
 std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
+  // The budget's clock starts here: the suites' preparation is part of what it pays for.
+  const auto run_started = std::chrono::steady_clock::now();
   std::vector<SuiteResult> results;
-  initialize_device(plan.context.device);  // prepare_run may already ask the allocator (a batch search)
+  initialize_device(plan.context.device);  // before any allocator call (device_init.h)
+  // What PyTorch allocates once per process and keeps (cuBLAS workspaces), made before any arm
+  // exists: in every arm's baseline, in no kept arm's own memory (device_allocator.h).
+  if (auto* allocator = device_allocator(plan.context.device)) allocator->make_process_wide_state();
   // Run-wide staging and input checks first: bad input stops the run before anything is measured;
   // any other failure fails that suite's arms, and the other suites run.
   std::map<const Suite*, std::string> staging_errors;
@@ -318,7 +351,7 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
       cases_to_measure += !plan.finished_cases.contains(p.result.name) && !p.runnable.empty();
     }
   }
-  detail::TimeBudget budget(plan.settings.time_budget_s, cases_to_measure);
+  detail::TimeBudget budget(plan.settings.time_budget_s, cases_to_measure, run_started);
   if (budget.limited() && !plan.earlier_case_times.empty()) say_forecast(planned, plan, progress);
   if (budget.limited()) {
     progress.note(

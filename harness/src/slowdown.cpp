@@ -19,6 +19,7 @@ namespace {
 struct OpDelay {
   std::string op;
   std::chrono::steady_clock::duration delay{};
+  std::int64_t cuda_cycles = 0;      // CUDA: a spin kernel of the same delay, launched inside the op
   std::atomic<bool> pending{false};  // the step has not spent its delay yet
 };
 OpDelay op_delay;
@@ -28,6 +29,13 @@ void spend_in_op(const at::RecordFunction& fn, at::ObserverContext*) {
   if (!op_delay.pending.load(std::memory_order_relaxed) || op_delay.delay.count() == 0 || op_delay.op != fn.name())
     return;
   if (!op_delay.pending.exchange(false)) return;
+  // On a GPU the op's cost is its kernels' device time, which is what a breakdown counts: a spin
+  // kernel of the delay, launched here on the current stream (at::cuda::sleep, ATen/cuda/Sleep.cu),
+  // is the op's own, because the profiler's end callback (thread-local, run after the global
+  // ones: record_function.cpp, LocalCallbackManager::rebuild_scope) has not yet popped the op's
+  // correlation id, and the launch falls inside the op's recorded range. The host waits too, so
+  // a launch-bound step slows as a device-bound one does.
+  if (op_delay.cuda_cycles > 0) at::cuda::sleep(op_delay.cuda_cycles);
   const auto until = std::chrono::steady_clock::now() + op_delay.delay;
   while (std::chrono::steady_clock::now() < until) {
   }
@@ -60,6 +68,11 @@ SlowdownInjector::SlowdownInjector(const c10::Device& device, double pct, double
     op_delay.op = op;
     op_delay.delay =
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(fraction_ * warmup_step_s));
+    op_delay.cuda_cycles = 0;
+    if (fraction_ > 0 && device_.is_cuda()) {
+      const double delay_ms = fraction_ * warmup_step_s * 1000;
+      op_delay.cuda_cycles = static_cast<std::int64_t>(std::llround(delay_ms * cuda_cycles_per_ms(device_)));
+    }
     op_delay.pending = false;
     // Zero delay: the callback still runs, so both sides pay RecordFunction's cost on every op.
     op_callback_ = at::addGlobalCallback(

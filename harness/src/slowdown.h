@@ -9,7 +9,8 @@
 // the warm-up's median step time, is spent inside that ATen op instead, at its first call in each
 // step: a busy-wait in a global RecordFunction end callback, which runs before the profiler's own
 // (global callbacks come first), so a profile counts it as the op's self time. A known cause for
-// `--explain` to find; on a GPU the op's host side is slowed, not its kernels. The callback makes
+// `--explain` to find; on a GPU a spin kernel of the delay is launched there too, inside the op, so
+// a breakdown (which counts an op's kernels' device time) charges it to the op. The callback makes
 // every op record itself (about 2% of a small_cnn step on a CPU), so the op mode at 0% registers it
 // without a delay: `gate --head-inject-slowdown-op` gives the base that, and the two sides differ
 // by the delay alone.

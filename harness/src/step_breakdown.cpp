@@ -50,6 +50,7 @@ ojson breakdown_to_json(const StepBreakdown& b) {
   }
   if (b.gpu_idle_host_wait_ms) j["gpu_idle_host_wait_ms"] = *b.gpu_idle_host_wait_ms;
   if (b.gpu_idle_other_ms) j["gpu_idle_other_ms"] = *b.gpu_idle_other_ms;
+  if (b.device_events_per_step) j["device_events_per_step"] = *b.device_events_per_step;
   if (!b.memory_device.empty()) {
     j["memory_device"] = b.memory_device;
     j["peak_bytes"] = b.peak_bytes;
@@ -80,6 +81,7 @@ StepBreakdown breakdown_from_json(const ojson& j) {
   }
   if (j.contains("gpu_idle_host_wait_ms")) b.gpu_idle_host_wait_ms = amount(j, "gpu_idle_host_wait_ms");
   if (j.contains("gpu_idle_other_ms")) b.gpu_idle_other_ms = amount(j, "gpu_idle_other_ms");
+  if (j.contains("device_events_per_step")) b.device_events_per_step = amount(j, "device_events_per_step");
   if (j.contains("memory_device")) {
     b.memory_device = name_of(j, "memory_device");
     b.peak_bytes = json_integer<std::int64_t>(j, "peak_bytes");

@@ -1,7 +1,10 @@
 #include "step_profiler.h"
 
 #include "kineto_session.h"
+#include "text.h"
 #include "tipbench/error_text.h"
+
+#include <ActivityType.h>
 
 #include <algorithm>
 #include <cctype>
@@ -51,6 +54,13 @@ std::map<std::string, Accumulated> cpu_self_times(std::map<std::uint64_t, std::v
   return totals;
 }
 
+bool is_device_work(std::uint8_t activity) {
+  using libkineto::ActivityType;
+  const auto type = static_cast<ActivityType>(activity);
+  return type == ActivityType::CONCURRENT_KERNEL || type == ActivityType::GPU_MEMCPY ||
+         type == ActivityType::GPU_MEMSET;
+}
+
 std::vector<OpTime> top_five(const std::map<std::string, Accumulated>& totals, int steps) {
   std::vector<OpTime> ops;
   for (const auto& [name, total] : totals) {
@@ -64,20 +74,7 @@ std::vector<OpTime> top_five(const std::map<std::string, Accumulated>& totals, i
 
 }  // namespace
 
-std::string trace_file_name(const std::string& arm_name) {
-  std::string out;
-  for (char ch : arm_name) {
-    if (ch == '/')
-      out += '.';
-    else if (ch == ':')
-      out += '-';
-    else if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.')
-      out += ch;
-    else
-      out += '_';
-  }
-  return out + ".trace.json";
-}
+std::string trace_file_name(const std::string& arm_name) { return file_stem_of(arm_name) + ".trace.json"; }
 
 ArmProfile profile_steps(Workload& workload, const c10::Device& device, int steps, const std::string& trace_path) {
   ArmProfile profile;
@@ -95,10 +92,16 @@ ArmProfile profile_steps(Workload& workload, const c10::Device& device, int step
     for (const auto& e : session.result->events()) {
       if (e.isAsync() || e.endNs() < e.startNs()) continue;
       if (e.deviceType() == c10::DeviceType::CUDA) {
+        // Device work only: not the GPU span Kineto projects for a RecordFunction scope
+        // (GPU_USER_ANNOTATION, which PyTorch's own table skips: profiler_util.py,
+        // `not evt.is_user_annotation`).
+        if (!is_device_work(e.activityType())) continue;
         auto& k = kernels[e.name()];
         k.self_ns += static_cast<double>(e.durationNs());
         k.calls += 1;
-      } else {
+      } else if (!e.name().starts_with("tipbench::")) {
+        // Not the phase scopes: tipbench::backward's children run on the autograd engine's thread,
+        // so its self time on this one would be the whole backward pass.
         cpu_ops[e.startThreadId()].push_back({e.name(), e.startNs(), e.endNs()});
       }
     }

@@ -1,6 +1,8 @@
 #include "step_timer.h"
 
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/cuda.h>
 
@@ -93,7 +95,11 @@ std::unique_ptr<StepTimer> make_step_timer(const c10::Device& device, int steps)
 }
 
 void synchronize(const c10::Device& device) {
-  if (device.is_cuda()) c10::cuda::getCurrentCUDAStream(device.has_index() ? device.index() : -1).synchronize();
+  if (!device.is_cuda()) return;
+  // Every stream of the device, not the current one alone: side streams (the streams suite, a
+  // captured step's, NCCL's) finish too (torch.cuda.synchronize = cudaDeviceSynchronize).
+  const c10::cuda::OptionalCUDAGuard on(device);
+  c10::cuda::device_synchronize();
 }
 
 }  // namespace tipbench::detail

@@ -24,7 +24,7 @@ class StepTimer {
 
 // `steps` sizes the event pool up front so nothing is created inside the timed region.
 std::unique_ptr<StepTimer> make_step_timer(const c10::Device& device, int steps);
-// Blocks until the device has finished the queued work (a no-op on CPU).
+// Blocks until the device has finished the work queued on any of its streams (a no-op on CPU).
 void synchronize(const c10::Device& device);
 
 }  // namespace tipbench::detail

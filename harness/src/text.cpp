@@ -33,4 +33,19 @@ std::string to_lower(std::string s) {
   return s;
 }
 
+std::string file_stem_of(std::string_view name) {
+  std::string out;
+  for (char ch : name) {
+    if (ch == '/')
+      out += '.';
+    else if (ch == ':')
+      out += '-';
+    else if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.')
+      out += ch;
+    else
+      out += '_';
+  }
+  return out;
+}
+
 }  // namespace tipbench::detail

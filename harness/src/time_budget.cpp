@@ -35,7 +35,8 @@ BudgetForecast forecast_budget(const std::vector<std::pair<std::string, std::opt
   return out;
 }
 
-TimeBudget::TimeBudget(double budget_s, int cases) : budget_s_(budget_s), cases_left_(std::max(cases, 1)) {}
+TimeBudget::TimeBudget(double budget_s, int cases, Clock::time_point started)
+    : budget_s_(budget_s), cases_left_(std::max(cases, 1)), started_(started) {}
 
 double TimeBudget::start_case() {
   if (!limited()) return std::numeric_limits<double>::max();

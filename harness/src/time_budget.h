@@ -32,7 +32,9 @@ BudgetForecast forecast_budget(const std::vector<std::pair<std::string, std::opt
 
 class TimeBudget {
  public:
-  TimeBudget(double budget_s, int cases);
+  using Clock = std::chrono::steady_clock;
+  // `started`: when the run's clock started (run_suites' entry: the suites' preparation counts).
+  TimeBudget(double budget_s, int cases, Clock::time_point started = Clock::now());
   bool limited() const { return budget_s_ > 0; }
   // A case starts now: its share in seconds (0 when nothing is left; unlimited: a huge number).
   double start_case();
@@ -42,10 +44,9 @@ class TimeBudget {
   static std::string duration_text(double seconds);
 
  private:
-  using Clock = std::chrono::steady_clock;
   double budget_s_;
   int cases_left_;
-  Clock::time_point started_ = Clock::now();
+  Clock::time_point started_;
   Clock::time_point case_deadline_ = Clock::time_point::max();
 };
 

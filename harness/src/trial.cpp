@@ -2,6 +2,7 @@
 
 #include "tipbench/device_init.h"
 
+#include "fixture_recorder.h"
 #include "kept_arm.h"
 #include "memory_probe.h"
 #include "slowdown.h"
@@ -101,7 +102,7 @@ bool may_keep(const Workload& workload, const detail::KeptArm* kept) {
 
 // What the trial records of its workload once its steps are timed, wherever they ran.
 void record_trial(TrialOutcome& out, const Workload& workload, const WarmupOutcome& warmup, int block, int position,
-                  bool reused) {
+                  bool reused, const detail::KeptArm* kept) {
   Trial& t = out.trial;
   t.metrics = workload.metrics();
   t.block = block;
@@ -116,20 +117,27 @@ void record_trial(TrialOutcome& out, const Workload& workload, const WarmupOutco
   const auto steps = static_cast<double>(t.step_times_ms.size());
   t.throughput_samples_per_s = total_ms > 0 ? steps * t.samples_per_step / (total_ms / 1000) : 0;
   out.info = workload.info();
+  // Where the runner offered to keep it: whether it is (scripts/estimate_gpu_time.py plans with it).
+  if (kept != nullptr && out.info.is_object()) out.info["kept_between_trials"] = may_keep(workload, kept);
   out.invalid_reason = workload.invalid_reason().value_or("");
 }
 
-void keep_for_next_trial(std::unique_ptr<Workload> workload, const Trial& t, int steps, detail::KeptArm* kept) {
+// The re-warm's target is the warm-up's own measure (synchronised steps, wall clock), not the
+// timed steps' (CUDA events, pipelined): a launch-bound step synchronised is slower than
+// pipelined by more than the tolerance, and the early stop would never fire.
+void keep_for_next_trial(std::unique_ptr<Workload> workload, const WarmupOutcome& warmup, int steps,
+                         detail::KeptArm* kept) {
   if (!may_keep(*workload, kept)) return;
   kept->timed_steps = steps;
-  kept->median_step_s = median_of(t.step_times_ms) / 1000;
+  kept->median_step_s = warmup.median_step_s;
+  workload->set_aside();  // a knob it owns goes back while the other arms run
   kept->workload = std::move(workload);
 }
 
 // A workload whose steps run in another process: timed there, with that process's memory. The
 // gate-calibration slowdown is this process's sleep and does not reach it; nor does --profile.
 TrialOutcome finish_elsewhere(std::unique_ptr<Workload> workload, const WarmupOutcome& warmup, int steps, int block,
-                              int position, bool reused, detail::KeptArm* kept) {
+                              int position, bool reused, detail::KeptArm* kept, const MeasureSettings& settings) {
   workload->begin_measurement();
   StepsTimedElsewhere timed = workload->time_steps_elsewhere(steps);
   if (static_cast<int>(timed.step_times_ms.size()) != steps) {
@@ -140,8 +148,8 @@ TrialOutcome finish_elsewhere(std::unique_ptr<Workload> workload, const WarmupOu
   out.trial.step_times_ms = std::move(timed.step_times_ms);
   out.trial.step_cpu_times_ms = std::move(timed.step_cpu_times_ms);
   out.trial.memory = timed.memory;
-  record_trial(out, *workload, warmup, block, position, reused);
-  keep_for_next_trial(std::move(workload), out.trial, steps, kept);
+  record_trial(out, *workload, warmup, block, position, reused, kept);
+  keep_for_next_trial(std::move(workload), warmup, steps, kept);
   return out;
 }
 
@@ -158,6 +166,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   std::unique_ptr<Workload> workload;
   if (reused) {
     workload = std::move(kept->workload);
+    workload->take_back();
   } else {
     // Every arm starts from the same initial weights and inputs.
     torch::manual_seed(context.seed);
@@ -167,7 +176,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   const WarmupOutcome warmup = warm_up(*workload, device, settings, reused ? kept->median_step_s : 0);
   const int steps = reused ? kept->timed_steps : timed_step_count(warmup, settings, workload->timed_step_period());
   if (workload->steps_run_elsewhere())
-    return finish_elsewhere(std::move(workload), warmup, steps, block, position, reused, kept);
+    return finish_elsewhere(std::move(workload), warmup, steps, block, position, reused, kept, settings);
   auto timer = detail::make_step_timer(device, steps);
   // A no-op unless the gate-calibration knob is set (then every result records it).
   detail::SlowdownInjector slowdown(device, settings.inject_slowdown_pct, warmup.median_step_s,
@@ -192,17 +201,33 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   t.step_cpu_times_ms = timer->cpu_times();
   t.memory =
       memory.end(held_by_others ? *held_by_others : detail::HeldMemory{}, reused ? kept->held : detail::HeldMemory{});
-  record_trial(out, *workload, warmup, block, position, reused);
+  record_trial(out, *workload, warmup, block, position, reused, kept);
+  const std::string name = arm_name(suite.name(), c, arm);
   // After everything measured: never in the trial's numbers. Slowed as the timed steps were.
-  if (settings.explain_steps > 0)
-    t.breakdown = detail::break_down_steps(*workload, device, settings.explain_steps, slowdown);
+  if (settings.explain_steps > 0) {
+    t.breakdown =
+        detail::break_down_steps(*workload, device, settings.explain_steps, slowdown,
+                                 {.held_by_others_bytes = held_by_others ? held_by_others->allocated_bytes : 0,
+                                  .arm_name = name,
+                                  .block = block});
+  }
   if (!settings.profile_dir.empty() && block == settings.blocks - 1) {  // after everything measured
-    const auto path =
-        std::filesystem::path(settings.profile_dir) / detail::trace_file_name(arm_name(suite.name(), c, arm));
+    const auto path = std::filesystem::path(settings.profile_dir) / detail::trace_file_name(name);
     out.profile = detail::profile_steps(*workload, device, settings.profile_steps, path.string());
   }
   if (may_keep(*workload, kept) && !reused) kept->held = memory.held_since_begin();
-  keep_for_next_trial(std::move(workload), t, steps, kept);
+  if (detail::fixtures_wanted() && device.is_cuda()) {
+    detail::record_fixture("allocator", name, block,
+                           {{"arm", name},
+                            {"block", block},
+                            {"reused", reused},
+                            {"held_by_others_bytes", held_by_others ? held_by_others->allocated_bytes : 0},
+                            {"readings", memory.readings_json()},
+                            {"peak_allocated_bytes", t.memory.peak_allocated_bytes.value_or(-1)},
+                            {"peak_reserved_bytes", t.memory.peak_reserved_bytes.value_or(-1)},
+                            {"timed_peak_allocated_bytes", t.memory.timed_peak_allocated_bytes.value_or(-1)}});
+  }
+  keep_for_next_trial(std::move(workload), warmup, steps, kept);
   return out;
 }
 

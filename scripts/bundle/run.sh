@@ -6,6 +6,11 @@
 #   check             tipbench env, nvidia-smi, every suite's first arm in a fresh process, every
 #                     *_CUDA test, then a one-block smoke run of every suite on the GPU and one
 #                     of the --inject-slowdown knob
+#   first-call        the first call on a GPU kind (docs/gpu.md): env, every *_CUDA test, then
+#                     one short run of each CUDA path no GPU has run yet, each checked (PASS/FAIL
+#                     with the reason), then one-block smokes of the suites while time is left;
+#                     the fixtures the runs record (profiled events, allocator readings) and
+#                     their results go back in first-call-fixtures.tar.gz
 #   quick [SUITE...]  tipbench run --quick: every suite, or those named
 #   full SUITE...     tipbench run with the full budget, one result per suite
 #   all [PARTIAL]     tipbench run of every suite, one result (all.json), under --time-budget
@@ -59,13 +64,13 @@ die() {
 stage=$1 outdir=$2
 shift 2
 case $stage in
-  check|libs) (($# == 0)) || die 2 "$stage takes no arguments" ;;
+  check|libs|first-call) (($# == 0)) || die 2 "$stage takes no arguments" ;;
   quick|micro) ;;
   full) (($#)) || die 2 "full needs at least one SUITE (tipbench list names them)" ;;
   all) (($# <= 1)) || die 2 "all takes at most one PARTIAL file to resume" ;;
   tests) (($# <= 1)) || die 2 "tests takes at most one gtest FILTER" ;;
   tipbench) (($#)) || die 2 "tipbench needs a command, e.g. run.sh tipbench OUT gate --baseline auto --current R.json" ;;
-  *) die 2 "unknown stage '$stage' (check, quick, full, all, micro, tests, libs, tipbench)" ;;
+  *) die 2 "unknown stage '$stage' (check, first-call, quick, full, all, micro, tests, libs, tipbench)" ;;
 esac
 mkdir -p "$outdir" || die 2 "cannot create $outdir"
 outdir=$(cd "$outdir" && pwd -P)
@@ -276,9 +281,9 @@ binaries_with() {
   done
 }
 
-stage_check() {
-  # tipbench env: the fingerprint, and how many GPUs LibTorch sees next to the driver's count.
-  # stdout (the JSON) to env.json, the warnings to env.log.
+# tipbench env: the fingerprint, and how many GPUs LibTorch sees next to the driver's count.
+# stdout (the JSON) to env.json, the warnings to env.log.
+step_env() {
   # shellcheck disable=SC2016  # expanded by the inner bash
   if run_step env 60 bash -c '"$0" env >"$1"' "$tipbench" "$logs/env.json"; then
     if ((rc != 0)); then
@@ -294,20 +299,39 @@ stage_check() {
       fi
     fi
   fi
+}
 
-  if ((gpu_count == 0)); then
-    result SKIP nvidia-smi "$no_gpu"
-  elif run_step nvidia-smi 60 nvidia-smi; then
-    nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv \
-      >>"$logs/nvidia-smi.log" 2>&1
-    local gpu_line
-    gpu_line=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1)
-    if ((rc == 0)); then result PASS nvidia-smi "$gpu_count GPU(s): $gpu_line (driver)"; else result FAIL nvidia-smi "exit $rc"; fi
-  fi
+# Every *_CUDA test, one step per binary that holds any.
+step_cuda_tests() {
+  local t
+  while IFS= read -r t; do
+    run_gtest "cuda-$(basename "$t")" "$t" '*_CUDA*' "$1"
+  done < <(binaries_with '*_CUDA*')
+}
 
-  # Every suite's first arm, one short trial each in a new process where nothing has touched the
-  # device before the trial: how a fresh-process trial or a DDP follower starts. First, because it
-  # is quick and tells the most per second; each failure's first line is printed.
+# The suites in the order of how much a failure would teach, then any suite added later.
+smoke_suites() {
+  local suites=(zero_grad conv_bias cudnn_benchmark jit_fusion data_parallel dataloader checkpointing batch_size)
+  local listed s
+  listed=$("$tipbench" list 2>/dev/null | sed -n '/^Models/q; s/^  \([a-z][a-z_0-9]*\) \{2,\}.*/\1/p')
+  for s in $listed; do [[ " ${suites[*]} " == *" $s "* ]] || suites+=("$s"); done
+  printf '%s\n' "${suites[@]}"
+}
+
+# One block of SUITE on DEVICE: data_parallel with one rank per visible GPU (NCCL); with one GPU,
+# a world of 1 still builds the NCCL process group and all-reduces through it.
+smoke() {
+  local s=$1 dev=$2 cap=$3 extra=() torch_gpus
+  torch_gpus=$(check_py gpus "$logs/env.json" 2>/dev/null || echo 1)
+  [[ $dev == cuda* && $s == data_parallel && $torch_gpus =~ ^[0-9]+$ && $torch_gpus -gt 1 ]] &&
+    extra=(--nproc "$torch_gpus")
+  run_result "smoke-$s" "$cap" "$logs/smoke-$s.json" "$dev" --suite "$s" --quick --blocks 1 "${extra[@]}"
+}
+
+# Every suite's first arm, one short trial each in a new process where nothing has touched the
+# device before the trial: how a fresh-process trial or a DDP follower starts. Quick, and it tells
+# the most per second; each failure's first line is printed.
+step_fresh_arms() {
   if [[ ${TIPBENCH_DEVICE:-cuda} == cuda* ]] && ((gpu_count == 0)); then
     result SKIP fresh-arms "needs a GPU: $no_gpu"
   elif run_step fresh-arms 300 "$tipbench" __fresh-arms "${TIPBENCH_DEVICE:-cuda}"; then
@@ -322,34 +346,36 @@ stage_check() {
       result FAIL fresh-arms "exit $rc in ${secs} s: $(last_error "$logs/fresh-arms.log")"
     fi
   fi
+}
 
-  local t
-  while IFS= read -r t; do
-    run_gtest "cuda-$(basename "$t")" "$t" '*_CUDA*' 300
-  done < <(binaries_with '*_CUDA*')
+stage_check() {
+  step_env
 
-  # One block of every suite on the GPU, in the order of how much a failure would teach.
-  local suites=(zero_grad conv_bias cudnn_benchmark jit_fusion data_parallel dataloader checkpointing batch_size)
-  local listed s
-  listed=$("$tipbench" list 2>/dev/null | sed -n '/^Models/q; s/^  \([a-z][a-z_0-9]*\) \{2,\}.*/\1/p')
-  for s in $listed; do [[ " ${suites[*]} " == *" $s "* ]] || suites+=("$s"); done  # suites added later
-  # On the GPU; TIPBENCH_DEVICE=cpu rehearses these steps on the CPU (the allocator check aside).
-  local smoke_device=${TIPBENCH_DEVICE:-cuda}
+  if ((gpu_count == 0)); then
+    result SKIP nvidia-smi "$no_gpu"
+  elif run_step nvidia-smi 60 nvidia-smi; then
+    nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv \
+      >>"$logs/nvidia-smi.log" 2>&1
+    local gpu_line
+    gpu_line=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1)
+    if ((rc == 0)); then result PASS nvidia-smi "$gpu_count GPU(s): $gpu_line (driver)"; else result FAIL nvidia-smi "exit $rc"; fi
+  fi
+
+  step_fresh_arms
+
+  step_cuda_tests 300
+
+  # One block of every suite on the GPU; TIPBENCH_DEVICE=cpu rehearses these steps on the CPU (the
+  # allocator check aside).
+  local smoke_device=${TIPBENCH_DEVICE:-cuda} s
+  local suites
+  mapfile -t suites < <(smoke_suites)
   if [[ $smoke_device == cuda* ]] && ((gpu_count == 0)); then
     for s in "${suites[@]}"; do result SKIP "smoke-$s" "needs a GPU: $no_gpu"; done
     result SKIP slowdown-zero_grad "needs a GPU: $no_gpu"
     return
   fi
-  local torch_gpus
-  torch_gpus=$(check_py gpus "$logs/env.json" 2>/dev/null || echo 1)
-  for s in "${suites[@]}"; do
-    local extra=()
-    # data_parallel: DDP with one rank per visible GPU (NCCL); with one GPU, a world of 1
-    # still builds the NCCL process group and all-reduces through it.
-    [[ $smoke_device == cuda* && $s == data_parallel && $torch_gpus =~ ^[0-9]+$ && $torch_gpus -gt 1 ]] &&
-      extra=(--nproc "$torch_gpus")
-    run_result "smoke-$s" 240 "$logs/smoke-$s.json" "$smoke_device" --suite "$s" --quick --blocks 1 "${extra[@]}"
-  done
+  for s in "${suites[@]}"; do smoke "$s" "$smoke_device" 240; done
   # The slowdown knob (CUDA: a spin kernel): the same run with 50% injected must be ~1.5x slower.
   run_result slowdown-zero_grad 240 "$logs/slowdown-zero_grad.json" "$smoke_device" --suite zero_grad --quick \
     --blocks 1 --inject-slowdown 50
@@ -361,6 +387,121 @@ stage_check() {
       result FAIL slowdown-effect "$ratio"
     fi
   fi
+}
+
+# --- the first call on a GPU kind (docs/gpu.md, "The first call") ------------------------------
+# The checks of the path steps (first_call_check.py): one line, exit 0 or 1.
+first_check() { [[ -n $python ]] && "$python" "$bundle/share/first_call_check.py" "$@"; }
+
+# path_step NAME CAP CHECK [CHECK_ARGS...] -- COMMAND...: COMMAND (a tipbench run or gate, whose
+# output goes to logs/NAME.log), then `first_call_check.py CHECK CHECK_ARGS`: PASS or FAIL with
+# the check's line. A run exits 0 or 1 (1: a verdict or an arm's failure, which the check judges).
+path_step() {
+  local name=$1 cap=$2 check_args=()
+  shift 2
+  while (($#)) && [[ $1 != -- ]]; do check_args+=("$1"); shift; done
+  shift
+  run_step "$name" "$cap" "$@" || return 0
+  if ((rc == 124 || rc == 137)); then
+    result FAIL "$name" "stopped after ${secs} s (its cap or the stage's limit)"
+  elif ((rc != 0 && rc != 1)); then
+    result FAIL "$name" "exit $rc in ${secs} s: $(last_error "$logs/$name.log")"
+  elif [[ -z $python ]]; then
+    result FAIL "$name" "no Python here to check what it wrote"
+  else
+    local line
+    if line=$(first_check "${check_args[@]}" 2>>"$logs/$name.log"); then
+      result PASS "$name" "${secs} s: $line"
+    else
+      result FAIL "$name" "${secs} s: $line"
+    fi
+  fi
+}
+
+# On the GPU each path's own model (ResNet-50 where the review's question is about it, ResNet-18
+# for speed); TIPBENCH_DEVICE=cpu rehearses every step on the CPU with small_cnn, the checks that
+# need CUDA saying so, and skips the steps that exist only on a GPU.
+stage_first_call() {
+  local dev=${TIPBENCH_DEVICE:-cuda} big=resnet50 small=resnet18 budget=60
+  local fixtures=$work/fixtures
+  mkdir -p "$fixtures/results"
+  export TIPBENCH_FIXTURE_DIR=$fixtures
+  step_env
+  step_cuda_tests 120
+  if [[ $dev == cuda* ]] && ((gpu_count == 0)); then
+    local s
+    for s in kept-memory explain graph-explain calibration cupti budget amp preallocate worker; do
+      result SKIP "path-$s" "needs a GPU: $no_gpu"
+    done
+    return
+  fi
+  [[ $dev == cpu ]] && big=small_cnn small=small_cnn budget=20
+  local r=$fixtures/results
+  # Expected on an H100 (docs/gpu.md): about 20, 40, 15, 45, 25, 70, 40, 10 and 150 s.
+  path_step path-kept-memory 90 kept-memory "$r/kept-memory.json" -- \
+    "$tipbench" run --device "$dev" --suite zero_grad --model "$big" --blocks 3 --out "$r/kept-memory.json"
+  if [[ $dev == cuda* ]]; then
+    local line
+    if line=$(first_check mfu "$logs/path-kept-memory.log"); then result PASS path-mfu "$line"; else result FAIL path-mfu "$line"; fi
+  fi
+  path_step path-explain 120 explain "$r/explain.json" -- \
+    "$tipbench" run --device "$dev" --suite channels_last --model "$big" --blocks 3 --explain --out "$r/explain.json"
+  if [[ $dev == cuda* ]]; then
+    path_step path-graph-explain 60 graph-explain "$r/graph-explain.json" -- \
+      "$tipbench" run --device "$dev" --suite cuda_graphs --model "$small" --quick --blocks 2 --explain \
+      --out "$r/graph-explain.json"
+  else
+    result SKIP path-graph-explain "a CUDA graph needs a GPU (rehearsed on the CPU)"
+  fi
+  # A batch-8 step: on a GPU launch-bound, where host time matters most.
+  path_step path-calibration 150 calibration "$r/calibration-gate.json" aten::addmm -- \
+    "$tipbench" gate --base-binary "$tipbench" --head-binary "$tipbench" --suite zero_grad --model "$small" \
+    --device "$dev" --run-arg=--batch-size=8 --blocks 3 --head-inject-slowdown 20 \
+    --head-inject-slowdown-op aten::addmm --explain --no-rerun --out-dir "$work/gate" --json "$r/calibration-gate.json"
+  if [[ $dev == cuda* ]]; then
+    run_step path-cupti-plain 60 "$tipbench" run --device "$dev" --suite zero_grad --model "$small" --batch-size 8 \
+      --quick --blocks 3 --out "$r/cupti-plain.json"
+    path_step path-cupti 60 cupti "$r/cupti-plain.json" "$r/cupti-explained.json" -- \
+      "$tipbench" run --device "$dev" --suite zero_grad --model "$small" --batch-size 8 --quick --blocks 3 --explain \
+      --out "$r/cupti-explained.json"
+  else
+    result SKIP path-cupti "CUPTI is a GPU's (rehearsed on the CPU)"
+  fi
+  path_step path-budget $((budget * 2 + 30)) budget "$r/budget.json" "$budget" -- \
+    "$tipbench" run --device "$dev" --suite inference --model "$small" --time-budget "${budget}s" --out "$r/budget.json"
+  path_step path-amp 120 amp "$r/amp.json" -- \
+    "$tipbench" run --device "$dev" --suite amp --model "$small" --quick --blocks 2 --out "$r/amp.json"
+  path_step path-preallocate 90 preallocate "$r/preallocate.json" -- \
+    "$tipbench" run --device "$dev" --suite preallocate --quick --blocks 2 --out "$r/preallocate.json"
+  path_step path-worker 240 worker "$r/worker.json" -- \
+    "$tipbench" run --device "$dev" --suite compile --model "$small" --quick --blocks 1 --out "$r/worker.json"
+  # What is left of the stage: one block of every suite, the first-call paths' suites last.
+  local s
+  while IFS= read -r s; do
+    case $s in zero_grad|channels_last|cuda_graphs|inference|amp|preallocate|compile) continue ;; esac
+    smoke "$s" "$dev" 120
+  done < <(smoke_suites)
+}
+
+# The first call's fixtures, one tarball: what the CPU tests replay (profiled events, allocator
+# readings) and the path steps' results. Over 48 MiB (a call carries 64 MiB back and forth), the
+# largest profiled-event files go first, said in the summary.
+pack_fixtures() {
+  local fixtures=$work/fixtures tarball=$outdir/first-call-fixtures.tar.gz
+  [[ -d $fixtures ]] || return 0
+  local limit=$((48 * 1024 * 1024)) dropped=0
+  while :; do
+    tar -C "$work" -czf "$tarball" fixtures || { note "warning: cannot pack the fixtures"; return 0; }
+    (($(stat -c %s "$tarball") <= limit)) && break
+    local largest
+    largest=$(find "$fixtures" -name 'profiled.*.json' -printf '%s %p\n' | sort -rn | head -n 1 | cut -d' ' -f2-)
+    [[ -n $largest ]] || break
+    rm -f "$largest"
+    ((dropped++))
+  done
+  local left_out=""
+  ((dropped)) && left_out=" ($dropped largest profiled-event files left out to stay under 48 MiB)"
+  note "fixtures: $(find "$fixtures" -type f | wc -l) file(s), $(($(stat -c %s "$tarball") / 1024)) KiB packed$left_out"
 }
 
 stage_quick() {
@@ -451,7 +592,8 @@ stage_tipbench() {
   if ((rc == 0)); then result PASS "tipbench-$1" "exit 0 in ${secs} s"; else result FAIL "tipbench-$1" "exit $rc in ${secs} s: $(tail -n 1 "$logs/tipbench-$1.log" | cut -c1-160)"; fi
 }
 
-"stage_$stage" "$@"
+"stage_${stage//-/_}" "$@"
+[[ $stage == first-call ]] && pack_fixtures
 total=$((SECONDS - started))
 printf '%s: %d passed, %d skipped, %d failed in %d s; logs in %s\n' "$stage" "$pass" "$skip" "$fail" "$total" \
   "$outdir/$stage-logs.tar.gz" | tee -a "$summary"

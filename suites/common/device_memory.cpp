@@ -1,6 +1,9 @@
 #include "device_memory.h"
 
 #include "tensor_extent.h"
+#include "tipbench/checked_text.h"
+#include "tipbench/device_allocator.h"
+#include "tipbench/json_number.h"
 
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/util/Exception.h>
@@ -38,6 +41,27 @@ void to_json(nlohmann::json& j, const BatchSearch& s) {
     if (!p.fits) probe["error"] = p.error;
     j["probes"].push_back(std::move(probe));
   }
+}
+
+BatchSearch batch_search_from_json(const nlohmann::json& j) {
+  BatchSearch s;
+  s.largest = json_integer<std::int64_t>(j, "largest");
+  if (s.largest < 1) throw std::invalid_argument("a recorded largest-batch search found no batch");
+  const auto& probes = j.at("probes");
+  if (!probes.is_array() || probes.size() > 1000)
+    throw std::invalid_argument("a recorded largest-batch search's probes are not a list of at most 1000");
+  for (const auto& p : probes) {
+    BatchProbe probe{json_integer<std::int64_t>(p, "batch"), p.at("fits").get<bool>(), p.value("error", "")};
+    check_name("a largest-batch probe's error", probe.error);
+    s.probes.push_back(std::move(probe));
+  }
+  if (j.contains("index_limit")) {
+    s.tensor_elements_per_sample = json_integer<std::int64_t>(j, "tensor_elements_per_sample");
+    s.index_limit = json_integer<std::int64_t>(j, "index_limit");
+  }
+  s.index_limit_error = j.value("index_limit_error", "");
+  check_name("a largest-batch search's index_limit_error", s.index_limit_error);
+  return s;
 }
 
 BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attempt, std::int64_t start,
@@ -100,8 +124,9 @@ BatchSearch search_largest_workload_batch(const c10::Device& device,
   auto synchronize = [&] {
     if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : 0);
   };
+  auto* allocator = tipbench::device_allocator(device);
   auto attempt = [&](std::int64_t batch) {
-    if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+    if (allocator) allocator->empty_cache();
     auto workload = make(batch);
     workload->step();
     workload->step();
@@ -123,7 +148,7 @@ BatchSearch search_largest_workload_batch(const c10::Device& device,
   search.tensor_elements_per_sample = per_sample;
   search.index_limit = per_sample > 0 ? index_limit : 0;
   search.index_limit_error = extent_error;
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+  if (allocator) allocator->empty_cache();
   return search;
 }
 
@@ -141,6 +166,11 @@ BatchSearch LargestBatchSearches::find(const std::string& arm_key, const c10::De
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = searches_.find(arm_key); it != searches_.end()) return it->second;
   return searches_[arm_key] = search_largest_workload_batch(device, make, start, /*limit=*/1 << 16);
+}
+
+void LargestBatchSearches::remember(const std::string& arm_key, BatchSearch search) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  searches_[arm_key] = std::move(search);
 }
 
 }  // namespace tipbench::suites

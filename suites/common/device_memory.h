@@ -45,6 +45,9 @@ struct BatchSearch {
   std::string index_limit_error;  // why that measurement failed (the search then ran uncapped)
 };
 void to_json(nlohmann::json& j, const BatchSearch& s);
+// The search an arm's info recorded (a resumed run's partial file: read as input from elsewhere);
+// std::invalid_argument or nlohmann's exceptions when it is not one.
+BatchSearch batch_search_from_json(const nlohmann::json& j);
 
 // attempt(b) runs the workload at batch b and throws when it does not fit. Any exception counts as
 // "does not fit", its first line kept in the probe: out of memory, but also what else large
@@ -69,13 +72,15 @@ BatchSearch search_largest_workload_batch(const c10::Device& device,
 // Why the largest-batch search cannot run on `device` (anything but CUDA); nullopt when it can.
 std::optional<std::string> largest_batch_search_unavailable(const c10::Device& device);
 
-// A suite's largest-batch searches, one per arm and process: prepare_run searches every arm
-// before any trial (so no trial's memory peak includes a failed attempt) and the trials reuse the
-// answer; a fresh-process trial searches again. Thread-safe.
+// A suite's largest-batch searches, one per arm and process: each case's arms are searched
+// before its first trial (so no trial's memory peak includes a failed attempt) and the trials
+// reuse the answer; a fresh-process trial searches again. Thread-safe.
 class LargestBatchSearches {
  public:
   BatchSearch find(const std::string& arm_key, const c10::Device& device,
                    const std::function<std::unique_ptr<Workload>(std::int64_t)>& make, std::int64_t start);
+  // An answer found before (a resumed run's), which find then returns without searching.
+  void remember(const std::string& arm_key, BatchSearch search);
 
  private:
   std::mutex mutex_;

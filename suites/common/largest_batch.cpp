@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 #include <stdexcept>
 
 namespace tipbench::suites {
@@ -33,14 +34,22 @@ std::optional<std::string> LargestBatchCases::skip_reason(const SuiteContext& co
   return largest_batch_search_unavailable(context.device);
 }
 
-void LargestBatchCases::search_all(const Suite& suite, const SuiteContext& context) const {
+void LargestBatchCases::search_case(const Suite& suite, const SuiteContext& context, const CaseSpec& c,
+                                    const CaseResult& so_far) const {
   // The suite's skip_reason keeps this to CUDA (largest_batch_search_unavailable). A search never
   // throws (a failed probe is "does not fit"), so one arm's trouble stays in that arm's case.
-  for (const auto& c : suite.cases(context)) {
-    if (!is_largest_batch_case(c)) continue;
-    for (const auto& arm : c.arms) {
-      if (!suite.skip_reason(context, c, arm)) search(suite, context, c, arm);
+  if (!is_largest_batch_case(c)) return;
+  for (const auto& arm : c.arms) {
+    if (suite.skip_reason(context, c, arm)) continue;
+    const std::string key = arm_name(suite.name(), c, arm);
+    const auto earlier =
+        std::find_if(so_far.arms.begin(), so_far.arms.end(), [&](const ArmResult& a) { return a.name == key; });
+    if (earlier != so_far.arms.end() && earlier->info.contains("largest_batch_search") && !earlier->trials.empty()) {
+      // A resumed case: its earlier blocks ran at this batch, so its later ones do too.
+      searches_.remember(key, batch_search_from_json(earlier->info.at("largest_batch_search")));
+      continue;
     }
+    search(suite, context, c, arm);
   }
 }
 
@@ -52,7 +61,9 @@ std::unique_ptr<Workload> LargestBatchCases::prepare(const Suite& suite, const S
     const std::string why = found.probes.empty() ? "" : ": " + found.probes.back().error;
     throw std::runtime_error(fmt::format("{}: not even batch 1 fits{}", arm_name(suite.name(), c, arm), why));
   }
-  return with_info(make_at_(context, c, arm, found.largest), {{"largest_batch_search", found}});
+  // Never kept: the batch fits a device that holds nothing else, so no other arm's kept model and
+  // inputs may stay beside it.
+  return with_info(make_at_(context, c, arm, found.largest), {{"largest_batch_search", found}}, Keep::never);
 }
 
 BatchSearch LargestBatchCases::search(const Suite& suite, const SuiteContext& context, const CaseSpec& c,

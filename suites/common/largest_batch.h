@@ -1,9 +1,12 @@
 // The "largest batch that fits" experiment of the memory-saving tips (amp, checkpointing,
 // inference): per model, a case {model, batch: largest} whose arms each train or infer at the
 // largest batch their setting fits on a CUDA device (an out-of-memory search, device_memory.h).
-// Every arm is searched in prepare_run, before any trial, so no trial's memory peak includes a
-// failed attempt; the trials reuse the answer (a fresh-process trial searches again). Off CUDA
-// the case is skipped with the reason. Such a suite derives from SuiteWithLargestBatch, given how
+// Every arm of a case is searched just before the case's first block (Suite::prepare_case), when
+// no other case's kept arm holds memory and before any of its trials, so no trial's memory peak
+// includes a failed attempt; the trials reuse the answer (a fresh-process trial searches again).
+// The search's time is in the run's time budget; a case a resumed run finished is not searched,
+// and a resumed case reuses the batches its arms' info recorded. Off CUDA the case is skipped
+// with the reason. Such a suite derives from SuiteWithLargestBatch, given how
 // to make an arm's workload at a batch. Example (suites/inference.cpp):
 //   class Inference final : public SuiteWithLargestBatch {
 //     Inference() : SuiteWithLargestBatch(make_at) {}
@@ -37,10 +40,11 @@ class LargestBatchCases {
 
   // Why a largest-batch case cannot run on this device (off CUDA); none for any other case.
   static std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec& c);
-  // Searches every arm of `suite`'s largest-batch cases that the suite does not skip (its
-  // skip_reason keeps the search to CUDA). Never throws for a failed search: that arm's trial
-  // fails with the reason, the other cases run.
-  void search_all(const Suite& suite, const SuiteContext& context) const;
+  // Searches every arm of `c`, when it is a largest-batch case, that the suite does not skip (its
+  // skip_reason keeps the search to CUDA); an arm whose `so_far` info holds a search (a resumed
+  // case) takes that batch instead. Never throws for a failed search: that arm's trial fails
+  // with the reason, the other cases run.
+  void search_case(const Suite& suite, const SuiteContext& context, const CaseSpec& c, const CaseResult& so_far) const;
   // The arm's workload at the case's batch, or in a largest-batch case at its largest batch, the
   // search recorded in its info ("largest_batch_search"); std::runtime_error when not even batch 1
   // fits (with the last probe's error), which fails only this arm.
@@ -55,7 +59,7 @@ class LargestBatchCases {
   mutable LargestBatchSearches searches_;
 };
 
-// A suite whose cases include largest-batch ones: prepare_run searches them, prepare makes every
+// A suite whose cases include largest-batch ones: prepare_case searches them, prepare makes every
 // arm's workload (at its case's batch, or at the largest found), skip_reason skips them off CUDA.
 // A suite that skips more returns SuiteWithLargestBatch::skip_reason last.
 class SuiteWithLargestBatch : public Suite {
@@ -65,7 +69,9 @@ class SuiteWithLargestBatch : public Suite {
                                          const ArmSpec&) const override {
     return LargestBatchCases::skip_reason(context, c);
   }
-  void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
+  void prepare_case(const SuiteContext& context, const CaseSpec& c, const CaseResult& so_far) const override {
+    largest_.search_case(*this, context, c, so_far);
+  }
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo&) const override {
     return largest_.prepare(*this, context, c, arm);

@@ -36,15 +36,19 @@ class MultiTensorOptimizer : public torch::optim::Optimizer {
       loss = closure();
     }
     torch::NoGradGuard no_grad;
-    StepBatch batch;
+    // One multi-tensor update per (device, dtype), as torch.optim's _multi_tensor_sgd/_adamw group
+    // them (Optimizer._group_tensors_by_device_and_dtype): ATen's foreach fast path takes only
+    // lists of one device and dtype, and a mixed list falls back to a loop per tensor.
+    std::map<std::pair<std::string, c10::ScalarType>, StepBatch> groups;
     const auto& params = param_groups_.at(0).params();
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (!params[i].grad().defined()) continue;
+      auto& batch = groups[{params[i].device().str(), params[i].scalar_type()}];
       batch.index.push_back(i);
       batch.params.push_back(params[i]);
       batch.grads.push_back(params[i].grad());
     }
-    if (!batch.params.empty()) update(batch);
+    for (const auto& [key, batch] : groups) update(batch);
     return loss;
   }
 

@@ -8,8 +8,13 @@ namespace {
 
 class ScopedWorkload final : public Workload {
  public:
-  ScopedWorkload(std::unique_ptr<Workload> inner, std::function<void()> restore, nlohmann::json extra_info)
-      : inner_(std::move(inner)), restore_(std::move(restore)), extra_info_(std::move(extra_info)) {}
+  ScopedWorkload(std::unique_ptr<Workload> inner, ApplySetting apply, std::function<void()> restore,
+                 nlohmann::json extra_info, Keep keep = Keep::as_inner)
+      : inner_(std::move(inner)),
+        apply_(std::move(apply)),
+        restore_(std::move(restore)),
+        extra_info_(std::move(extra_info)),
+        keep_(keep) {}
   ~ScopedWorkload() override {
     inner_.reset();  // the workload ends under the setting it ran with
     if (restore_) restore_();
@@ -29,22 +34,52 @@ class ScopedWorkload final : public Workload {
   }
   std::map<std::string, double> metrics() const override { return inner_->metrics(); }
   std::optional<std::string> invalid_reason() const override { return inner_->invalid_reason(); }
+  // A knob set by the caller cannot be set again, so such a workload is never kept.
+  bool keep_between_trials() const override {
+    return keep_ == Keep::as_inner && (apply_ || !restore_) && inner_->keep_between_trials();
+  }
+  void set_aside() override {
+    inner_->set_aside();
+    if (apply_ && restore_) std::exchange(restore_, nullptr)();
+  }
+  void take_back() override {
+    if (apply_ && !restore_) restore_ = apply_();
+    inner_->take_back();
+  }
+  bool steps_run_elsewhere() const override { return inner_->steps_run_elsewhere(); }
+  StepsTimedElsewhere time_steps_elsewhere(int steps) override { return inner_->time_steps_elsewhere(steps); }
 
  private:
   std::unique_ptr<Workload> inner_;
-  std::function<void()> restore_;
+  ApplySetting apply_;             // null: the knob was set by the caller (with_restore) or none
+  std::function<void()> restore_;  // null while set aside, or with nothing to restore
   nlohmann::json extra_info_;
+  Keep keep_;
 };
 
 }  // namespace
 
-std::unique_ptr<Workload> with_restore(std::unique_ptr<Workload> inner, std::function<void()> restore,
-                                       nlohmann::json extra_info) {
-  return std::make_unique<ScopedWorkload>(std::move(inner), std::move(restore), std::move(extra_info));
+std::unique_ptr<Workload> with_setting(const ApplySetting& apply,
+                                       const std::function<std::unique_ptr<Workload>()>& build,
+                                       const std::function<nlohmann::json()>& info_under_setting) {
+  auto restore = apply();
+  try {
+    auto inner = build();
+    nlohmann::json info = info_under_setting ? info_under_setting() : nlohmann::json::object();
+    return std::make_unique<ScopedWorkload>(std::move(inner), apply, std::move(restore), std::move(info));
+  } catch (...) {
+    if (restore) restore();
+    throw;
+  }
 }
 
-std::unique_ptr<Workload> with_info(std::unique_ptr<Workload> inner, nlohmann::json extra_info) {
-  return with_restore(std::move(inner), nullptr, std::move(extra_info));
+std::unique_ptr<Workload> with_restore(std::unique_ptr<Workload> inner, std::function<void()> restore,
+                                       nlohmann::json extra_info) {
+  return std::make_unique<ScopedWorkload>(std::move(inner), nullptr, std::move(restore), std::move(extra_info));
+}
+
+std::unique_ptr<Workload> with_info(std::unique_ptr<Workload> inner, nlohmann::json extra_info, Keep keep) {
+  return std::make_unique<ScopedWorkload>(std::move(inner), nullptr, nullptr, std::move(extra_info), keep);
 }
 
 }  // namespace tipbench::suites

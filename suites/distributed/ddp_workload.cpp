@@ -76,6 +76,10 @@ class DdpWorkload final : public Workload {
 
   void begin_measurement() override {
     if (session_.leader()) session_.send(Op::begin_measurement);
+    // peak_memory_mb is the timed steps' peak on every rank: the harness resets rank 0's CUDA
+    // peaks between the warm-up and the timed steps (memory_probe.h, begin_timed), each follower
+    // resets its own here, at the same point (c10 Stat::reset_peak: peak = current).
+    if (!session_.leader()) reset_peak_memory(device_);
     phases_.clear();
   }
 

@@ -217,4 +217,112 @@ TEST(KernelName, TemplateArgumentsParametersAndHashesAreStripped) {
             "sm90_xmma_dgrad_implicit_gemm_kernel");
 }
 
+// Kineto writes an anonymous namespace as "(anonymous namespace)": part of the name, not its
+// parameter list. CUTLASS's wrapper templates keep the kernel they wrap (review M2, 2026-11-28).
+TEST(KernelName, AnonymousNamespacesAndWrappedCutlassKernelsKeepTheirIdentity) {
+  EXPECT_EQ(tipbench::normalised_kernel_name("void at::native::(anonymous namespace)::max_pool_forward_nchw<float, "
+                                             "float>(int, float const*, long, int)"),
+            "at::native::(anonymous namespace)::max_pool_forward_nchw");
+  EXPECT_EQ(tipbench::normalised_kernel_name(
+                "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+                "namespace)::TensorListMetadata<3>, at::native::(anonymous namespace)::PointwiseOpScalarFunctor<float, "
+                "3, 3, 0> >(at::native::(anonymous namespace)::TensorListMetadata<3>, int)"),
+            "at::native::(anonymous namespace)::multi_tensor_apply_kernel");
+  EXPECT_EQ(tipbench::normalised_kernel_name("void at::cuda::(anonymous namespace)::spin_kernel(long)"),
+            "at::cuda::(anonymous namespace)::spin_kernel");
+  EXPECT_EQ(tipbench::normalised_kernel_name(
+                "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(cutlass_80_tensorop_"
+                "s1688gemm_64x64_32x6_tn_align4::Params)"),
+            "cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>");
+  EXPECT_NE(
+      tipbench::normalised_kernel_name("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>"
+                                       "(Params)"),
+      tipbench::normalised_kernel_name("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_tn_align1>(Params)"))
+      << "TF32 and FP32 GEMMs are different kernels";
+  EXPECT_EQ(tipbench::normalised_kernel_name(
+                "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::GemmShape<128, 128, "
+                "32>, int> >(cutlass::gemm::kernel::GemmUniversal<int>::Params)"),
+            "cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal>");
+  EXPECT_EQ(tipbench::normalised_kernel_name("Memcpy HtoD (Pageable -> Device)"), "Memcpy HtoD");
+}
+
+// A GPU breakdown of a launch-bound step: the device's idle time waiting for the host is a key
+// like any op's, so a regression that is all launch gaps is explained by it, not "unexplained".
+TEST(Explain, TheDeviceWaitingLongerForTheHostIsACauseOnAGpu) {
+  const auto gpu = [](double host_wait_ms) {
+    ArmResult a;
+    for (int i = 0; i < 6; ++i) {
+      tipbench::Trial t;
+      t.block = i;
+      StepBreakdown b;
+      b.steps = 3;
+      const double wobble = 0.01 * std::sin(1.3 * i);
+      b.keys = {
+          BreakdownKey{.phase = "forward", .op = "aten::addmm", .ms_per_step = 0.2 + wobble, .calls_per_step = 1}};
+      b.gpu_idle_host_wait_ms = host_wait_ms + wobble;
+      b.gpu_idle_other_ms = 0.05;
+      b.step_ms = 0.2 + host_wait_ms + 0.05 + 2 * wobble;
+      t.breakdown = b;
+      t.step_times_ms = {b.step_ms, b.step_ms};
+      a.trials.push_back(t);
+    }
+    return a;
+  };
+  const auto e = tipbench::explain_arms(gpu(0.9), gpu(0.3));
+  ASSERT_FALSE(e.causes.empty());
+  EXPECT_EQ(e.causes[0].op, tipbench::kIdleHostWait);
+  EXPECT_NEAR(e.causes[0].ms_per_step.delta, 0.6, 1e-9);
+  EXPECT_FALSE(e.unexplained);
+  EXPECT_NEAR(e.explained_share, 1.0, 1e-6);
+}
+
+// A CUDA graph replay runs no op: against the eager arm, op by op would list every eager op as
+// vanished; the device time is compared as a whole and the explanation says so.
+TEST(Explain, AGraphReplayAgainstEagerComparesTheDeviceTimeAsAWhole) {
+  const auto arm_of = [](bool graph) {
+    ArmResult a;
+    for (int i = 0; i < 4; ++i) {
+      tipbench::Trial t;
+      t.block = i;
+      StepBreakdown b;
+      b.steps = 3;
+      if (graph) {
+        b.keys = {BreakdownKey{.phase = "step", .op = tipbench::kGraphReplay, .ms_per_step = 9.0 + 0.01 * i}};
+      } else {
+        b.keys = {
+            BreakdownKey{.phase = "forward", .op = "aten::addmm", .ms_per_step = 4.0, .calls_per_step = 2},
+            BreakdownKey{.phase = "backward", .op = "aten::mm", .ms_per_step = 5.5 + 0.01 * i, .calls_per_step = 4}};
+      }
+      b.gpu_idle_host_wait_ms = graph ? 0.1 : 2.0;
+      b.gpu_idle_other_ms = 0;
+      b.step_ms = 9.6;
+      t.breakdown = b;
+      t.step_times_ms = {graph ? 9.1 : 11.5};
+      a.trials.push_back(t);
+    }
+    return a;
+  };
+  const auto e = tipbench::explain_arms(arm_of(true), arm_of(false));
+  EXPECT_FALSE(e.note.empty());
+  for (const auto& c : e.causes) EXPECT_FALSE(c.vanished()) << c.op << " is no vanished op";
+  bool whole = false;
+  for (const auto& c : e.causes) whole = whole || c.op == tipbench::kAllDeviceTime;
+  EXPECT_TRUE(whole);
+  EXPECT_EQ(e.causes.at(0).op, tipbench::kIdleHostWait) << "the launch gaps a graph removes come first";
+  EXPECT_TRUE(has(tipbench::explanation_lines(e), "note: one arm replays a CUDA graph"));
+}
+
+// An arm whose steps ran in the Python worker has no breakdown, and says why.
+TEST(Explain, AnArmWithoutBreakdownsSaysWhyWhenItsTrialsDo) {
+  ArmResult worker, eager = arm("eager", 3, 0.1);
+  for (int i = 0; i < 3; ++i) {
+    tipbench::Trial t;
+    t.block = i;
+    t.breakdown = StepBreakdown{.error = "its steps ran in another process (the Python worker)"};
+    worker.trials.push_back(t);
+  }
+  const auto e = tipbench::explain_arms(worker, eager);
+  EXPECT_NE(e.missing.find("no step breakdowns: its steps ran in another process"), std::string::npos) << e.missing;
+}
+
 }  // namespace

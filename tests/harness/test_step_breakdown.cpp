@@ -6,7 +6,13 @@
 #include "tipbench/explain.h"
 #include "tipbench/trial.h"
 
+#include "cuda_required.h"
+
+#include <ATen/cuda/CUDAGraph.h>
 #include <ATen/record_function.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -19,12 +25,17 @@ namespace {
 // activation (aten::mul) until the step ends, as a model that saves one more tensor would.
 class MlpWorkload final : public tipbench::Workload {
  public:
-  explicit MlpWorkload(bool keeps_extra) : keeps_extra_(keeps_extra) {
+  explicit MlpWorkload(bool keeps_extra, c10::Device device = c10::kCPU) : keeps_extra_(keeps_extra) {
     // A few milliseconds a step: long enough that a preempted microsecond is not the signal.
     fc1_ = register_module(torch::nn::Linear(512, 1024));
     fc2_ = register_module(torch::nn::Linear(1024, 10));
-    x_ = torch::randn({128, 512});
-    y_ = torch::randint(0, 10, {128});
+    fc1_->to(device);
+    fc2_->to(device);
+    params_.clear();
+    for (auto& p : fc1_->parameters()) params_.push_back(p);
+    for (auto& p : fc2_->parameters()) params_.push_back(p);
+    x_ = torch::randn({128, 512}, torch::TensorOptions().device(device));
+    y_ = torch::randint(0, 10, {128}, torch::TensorOptions().device(device).dtype(torch::kLong));
     optimizer_ = std::make_unique<torch::optim::SGD>(params_, torch::optim::SGDOptions(0.01));
   }
   void step() override {
@@ -63,16 +74,45 @@ class MlpWorkload final : public tipbench::Workload {
   std::unique_ptr<torch::optim::SGD> optimizer_;
 };
 
+// The MLP's forward captured as a CUDA graph on a side stream (torch/cuda/graphs.py's recipe): a
+// step is a replay, which runs no op and allocates nothing.
+class GraphWorkload final : public tipbench::Workload {
+ public:
+  explicit GraphWorkload(c10::Device device) {
+    fc_ = torch::nn::Linear(512, 1024);
+    fc_->to(device);
+    x_ = torch::randn({128, 512}, torch::TensorOptions().device(device));
+    const torch::NoGradGuard no_grad;
+    auto side = c10::cuda::getStreamFromPool(false, device.index());
+    {
+      const c10::cuda::CUDAStreamGuard on(side);
+      for (int i = 0; i < 3; ++i) out_ = torch::relu(fc_->forward(x_));  // warm-up before capture
+      graph_.capture_begin();
+      out_ = torch::relu(fc_->forward(x_));
+      graph_.capture_end();
+    }
+    c10::cuda::device_synchronize();
+  }
+  void step() override { graph_.replay(); }
+  std::int64_t samples_per_step() const override { return 128; }
+
+ private:
+  torch::nn::Linear fc_{nullptr};
+  torch::Tensor x_, out_;
+  at::cuda::CUDAGraph graph_;
+};
+
 class MlpSuite final : public tipbench::Suite {
  public:
   std::string name() const override { return "mlp_test"; }
   std::string description() const override { return "test MLP"; }
   std::vector<tipbench::CaseSpec> cases(const tipbench::SuiteContext&) const override {
-    return {{{{"model", "mlp"}}, {{"plain", {}}, {"keeps_extra", {}}}}};
+    return {{{{"model", "mlp"}}, {{"plain", {}}, {"keeps_extra", {}}, {"graph", {}}}}};
   }
-  std::unique_ptr<tipbench::Workload> prepare(const tipbench::SuiteContext&, const tipbench::CaseSpec&,
+  std::unique_ptr<tipbench::Workload> prepare(const tipbench::SuiteContext& context, const tipbench::CaseSpec&,
                                               const tipbench::ArmSpec& arm, const tipbench::TrialInfo&) const override {
-    return std::make_unique<MlpWorkload>(arm.name == "keeps_extra");
+    if (arm.name == "graph") return std::make_unique<GraphWorkload>(context.device);
+    return std::make_unique<MlpWorkload>(arm.name == "keeps_extra", context.device);
   }
 };
 
@@ -140,6 +180,51 @@ TEST(StepBreakdown, AnExtraActivationIsTheTopContributorToThePeaksDifference) {
   EXPECT_EQ(e.memory[0].op, "aten::mul") << all;
   EXPECT_DOUBLE_EQ(e.memory[0].delta_bytes, 128.0 * 1024 * 4) << all;
   EXPECT_GT(e.treatment_peak_bytes, e.baseline_peak_bytes) << all;
+}
+
+// On a GPU (review L7): the gemm kernels sit under aten::addmm, no kernel is a scope's GPU span,
+// the idle split is not negative and the kernel count is the same in every trial; an op slowed on
+// purpose holds its spin kernel (the calibration can name it on a GPU: review H3); a graph
+// replay's breakdown keeps its memory peak and its replay key (review H4, M4).
+TEST(StepBreakdown_CUDA, KernelsSitUnderTheirOpsAndAReplayKeepsItsMemory) {
+  TIPBENCH_REQUIRE_CUDA();
+  const MlpSuite suite;
+  tipbench::SuiteContext context;
+  context.device = c10::Device(c10::kCUDA, 0);
+  const auto c = suite.cases(context).front();
+  auto settings = explained_settings();
+  settings.inject_slowdown_op = "aten::addmm";
+  settings.inject_slowdown_pct = 50;
+  std::vector<double> events;
+  for (int block = 0; block < 2; ++block) {
+    const auto t = tipbench::run_trial(suite, context, c, c.arms[0], settings, block, 0).trial;
+    ASSERT_TRUE(t.breakdown);
+    const auto& b = *t.breakdown;
+    ASSERT_EQ(b.error, "");
+    const tipbench::BreakdownKey* addmm = nullptr;
+    for (const auto& k : b.keys) {
+      if (k.phase == "forward" && k.op == "aten::addmm") addmm = &k;
+      for (const auto& kernel : k.kernels) EXPECT_FALSE(kernel.name.starts_with("tipbench::")) << kernel.name;
+    }
+    ASSERT_NE(addmm, nullptr);
+    bool spin = false;
+    for (const auto& kernel : addmm->kernels) spin = spin || kernel.name.find("spin_kernel") != std::string::npos;
+    EXPECT_TRUE(spin) << "the injected delay's spin kernel runs inside aten::addmm";
+    EXPECT_GT(addmm->kernels.size(), 1u) << "the gemm beside the spin kernel";
+    ASSERT_TRUE(b.gpu_idle_host_wait_ms && b.gpu_idle_other_ms && b.device_events_per_step);
+    EXPECT_GE(*b.gpu_idle_host_wait_ms, 0);
+    EXPECT_GE(*b.gpu_idle_other_ms, 0);
+    EXPECT_GT(b.peak_bytes, 0);
+    events.push_back(*b.device_events_per_step);
+  }
+  EXPECT_EQ(events[0], events[1]) << "a later profiler session lost kernel records (pytorch#192021)";
+
+  const auto g = tipbench::run_trial(suite, context, c, c.arms[2], explained_settings(), 0, 0).trial;
+  ASSERT_TRUE(g.breakdown);
+  EXPECT_GT(g.breakdown->peak_bytes, 0) << "a replay allocates nothing, yet its weights and pool are live";
+  bool replay = false;
+  for (const auto& k : g.breakdown->keys) replay = replay || k.op == tipbench::kGraphReplay;
+  EXPECT_TRUE(replay);
 }
 
 }  // namespace

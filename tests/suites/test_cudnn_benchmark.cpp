@@ -68,11 +68,13 @@ TEST(CudnnBenchmarkSuite, TheNewShapeCaseWarmsUpOnNewShapesTheTimedStepsNeverUse
 }
 
 // The note sets the whole trial's peak (the autotuner's search included) beside the timed steps'
-// and compares the steady-state memory.
+// and compares the timed steps' memory: the steady state with fixed shapes, the autotuner's own
+// with a new shape every step (review L11, 2026-11-28).
 TEST(CudnnBenchmarkSuite, TheNoteSeparatesTheAutotunersMemoryFromTheSteadyState) {
   tipbench::SuiteResult r;
   tipbench::CaseResult c;
   c.name = "cudnn_benchmark/model:resnet50/batch:128/shapes:fixed";
+  c.params = {{"model", "resnet50"}, {"batch", "128"}, {"shapes", "fixed"}};
   constexpr std::int64_t kMiB = 1 << 20;
   c.arms = {tipbench::testing::measured_arm("off", {{"cudnn_benchmark", "off"}}, 100, 800 * kMiB, 4),
             tipbench::testing::measured_arm("on", {{"cudnn_benchmark", "on"}}, 100, 1200 * kMiB, 4)};
@@ -84,9 +86,13 @@ TEST(CudnnBenchmarkSuite, TheNoteSeparatesTheAutotunersMemoryFromTheSteadyState)
   const auto notes = suite_named("cudnn_benchmark").notes(r, tipbench::MeasureSettings{});
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_TRUE(contains(notes[0],
-                       "median: off 800 / 791 MiB, on 1200 / 791 MiB; the timed steps' memory, on against "
-                       "off: x1.000 [1.000, 1.000] no detectable difference"))
+                       "median: off 800 / 791 MiB, on 1200 / 791 MiB; the timed steps' memory (the steady "
+                       "state), on against off: x1.000 [1.000, 1.000] no detectable difference"))
       << notes[0];
+  r.cases[0].params.back().second = "varying";
+  const auto varying = suite_named("cudnn_benchmark").notes(r, tipbench::MeasureSettings{});
+  ASSERT_EQ(varying.size(), 1u);
+  EXPECT_TRUE(contains(varying[0], "(on searches again in every one of them: the autotuner's memory)")) << varying[0];
   // A CPU run records no timed peak: no note.
   for (auto& arm : r.cases[0].arms) {
     for (auto& t : arm.trials) t.memory.timed_peak_allocated_bytes.reset();

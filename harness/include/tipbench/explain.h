@@ -2,7 +2,9 @@
 // compared key by key. Per key (phase and ATen op) the difference in time per step, mean over
 // the profiled pairs, with a 95% t-interval (paired by block when the two arms ran interleaved,
 // Welch's otherwise); ops and kernels that appear or vanish;
-// on a GPU the change in idle time; the memory peak's composition and its difference. The
+// on a GPU the change in idle time, also ranked as a cause (kIdleHostWait, kIdleOther: a
+// launch-bound step's regression is the device waiting for the host); the memory peak's
+// composition and its difference. The
 // listed keys' share of the step's difference says how much they explain; under
 // kExplainedShareFloor the explanation says "unexplained" rather than guess. docs/explain.md.
 //   const auto why = tipbench::explain_arms(head_arm, base_arm, {.paired = true});
@@ -60,6 +62,9 @@ struct MemoryCause {
 struct Explanation {
   // Why there is none ("" when there is): an arm without breakdowns, too few pairs.
   std::string missing;
+  // How the keys were compared when not op by op ("" when they were): one arm replays a CUDA
+  // graph, whose kernels run under no op, so each side's device time is one key.
+  std::string note;
   std::size_t pairs = 0;  // profiled trials compared (pairs, or the smaller side unpaired)
   bool paired = true;
   int steps_per_trial = 0;

@@ -32,8 +32,10 @@ inline constexpr int kSchemaMajor = 1;
 // 1.9: verdict under_threshold; 1.10: Python's defaults as baselines, timed peak, FLOPs;
 // 1.11: steps timed in the Python worker (the compile suite, python_eager arms: info.step)
 // 1.12: a trial's step breakdown (`run --explain`: step_breakdown.h)
-inline constexpr int kSchemaMinor = 12;
-std::string schema_version();  // "1.12"
+// 1.13: the CUDA breakdown's device_events_per_step and its peak less other kept arms' memory;
+// ddp followers' peak_memory_mb over the timed steps
+inline constexpr int kSchemaMinor = 13;
+std::string schema_version();  // "1.13"
 // "1.9" -> {1, 9}; a part that is no number reads as -1. Readers that treat older documents
 // differently ask it (result.cpp's upgrades, reports/mfu.h).
 struct SchemaVersion {

@@ -1,6 +1,7 @@
 // What a trial's few extra profiled steps spent their time and memory on (`run --explain`): per
 // key (the step's phase and the ATen op; on a GPU the op's kernels too) the time per step, and
-// the memory live at the steps' allocation peak by the op that allocated it. Recorded per trial,
+// the memory live at the steps' allocation peak by the op that allocated it. profiled_steps.h
+// makes it from the profiler's events. Recorded per trial,
 // so two arms' breakdowns pair by block as their timed steps do; explain.h compares them.
 // Plain data, no LibTorch: the harness fills it (harness/src/step_attribution.cpp).
 #pragma once
@@ -23,6 +24,15 @@ inline constexpr const char* kStepPhase = "step";
 inline constexpr const char* kOutsideOps = "[outside ops]";
 // The memory bucket of what was live before the profiled steps began (weights, optimizer state).
 inline constexpr const char* kLiveBefore = "[live before the steps]";
+// The op of device time a CUDA graph replay launched: no op runs while a graph replays.
+inline constexpr const char* kGraphReplay = "[cuda graph replay]";
+// explain.h's keys beside the ops on a GPU: the device's idle time, which a launch-bound step
+// spends waiting for the host, compared as a cause like any op's time (phase "step").
+inline constexpr const char* kIdleHostWait = "[gpu idle: waiting for the host]";
+inline constexpr const char* kIdleOther = "[gpu idle: other]";
+// explain.h's one key of all device time, when one arm replays a CUDA graph (no op runs in it)
+// and the other does not: their ops cannot be matched.
+inline constexpr const char* kAllDeviceTime = "[device time, all ops]";
 
 struct KernelTime {
   std::string name;  // normalised: no template arguments, parameter lists or hashes
@@ -54,8 +64,13 @@ struct StepBreakdown {
   // next kernel (host_wait) or for anything else (a copy, a sync, a dependency).
   std::optional<double> gpu_idle_host_wait_ms;
   std::optional<double> gpu_idle_other_ms;
-  std::string memory_device;      // "cpu" or "cuda": whose allocator the peak is of ("" none)
-  std::int64_t peak_bytes = 0;    // the allocator's peak total during the profiled steps
+  // CUDA: kernels, copies and memsets per step (since 1.13). The same on every trial of an arm
+  // unless a profiler session lost records (pytorch#192021): the first-call check compares them.
+  std::optional<double> device_events_per_step;
+  std::string memory_device;  // "cpu" or "cuda": whose allocator the peak is of ("" none)
+  // CPU: the peak of what the steps allocated and held; CUDA: the caching allocator's peak total
+  // during the steps, less what other kept arms hold (profiled_steps.h)
+  std::int64_t peak_bytes = 0;
   std::vector<MemoryShare> peak;  // its composition, largest first
   std::string error;              // why the steps could not be profiled ("" when they were)
 };

@@ -99,6 +99,11 @@ class Workload {
   // is called again). Only for a workload that touches nothing process-wide while it lives (no
   // global knob, no background threads) and whose next trial does not depend on its TrialInfo.
   virtual bool keep_between_trials() const { return false; }
+  // A kept workload between two of its trials, while the other arms run theirs: set_aside() when
+  // its trial ends, take_back() before its next. One that owns a process-wide knob puts the knob
+  // back and sets it again there (suites/common/scoped_workload.h).
+  virtual void set_aside() {}
+  virtual void take_back() {}
   // A workload whose steps run in another process (the Python worker: torch.compile exists only
   // there) returns true: the harness then warms it up through step() as any other, but has it
   // time its steps where they run (time_steps_elsewhere), since this process's clock and CUDA
@@ -159,6 +164,13 @@ class Suite {
   // trial shares (e.g. makes an on-disk dataset) and checks run-wide inputs. Throws InputError
   // for bad input: the run then stops before measuring anything (exit 2).
   virtual void prepare_run(const SuiteContext& context) const {}
+  // Called in the parent process just before a case's first block in this command (never for a
+  // case a resumed run finished before), when the previous case's kept arms are released: for
+  // what must see a device that holds nothing else (a largest-batch search,
+  // suites/common/largest_batch.h). `so_far` is the case as a resumed run kept it (its arms'
+  // info), else empty of trials. Time spent here is in the run's time budget. A throw fails the
+  // case's arms that would have run, with the reason; the other cases run.
+  virtual void prepare_case(const SuiteContext& context, const CaseSpec& c, const CaseResult& so_far) const {}
   // Conclusions across the summarised cases that the per-arm rows do not show (e.g. whether the
   // data-loading ceiling is below the model's consumption); stored as the suite's `notes` and
   // printed after its table.

@@ -17,6 +17,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 namespace {
 
@@ -151,16 +152,20 @@ TEST(LargestBatchSearch, NeverTriesABatchWhoseTensorsPass32BitIndexing) {
 class SearchingSuite final : public tipbench::Suite {
  public:
   SearchingSuite()
-      : largest_([](const SuiteContext&, const CaseSpec&, const ArmSpec& arm, std::int64_t batch) {
+      : largest_([this](const SuiteContext&, const CaseSpec&, const ArmSpec& arm, std::int64_t batch) {
+          ++made[arm.name];
           return std::make_unique<MetaStep>(batch, /*capacity=*/3000, arm.name == "broken");
         }) {}
+  mutable std::map<std::string, int> made;  // workloads made by the search and the trials, by arm
   std::string name() const override { return "searching"; }
   std::string description() const override { return "a largest-batch case on the CPU"; }
   std::vector<CaseSpec> cases(const SuiteContext&) const override {
     return {{{{"model", "small_cnn"}, {"batch", "8"}}, {{"plain", {}}}},
             s::largest_batch_case("small_cnn", {{"ok", {}}, {"broken", {}}})};
   }
-  void prepare_run(const SuiteContext& context) const override { largest_.search_all(*this, context); }
+  void prepare_case(const SuiteContext& context, const CaseSpec& c, const tipbench::CaseResult& so_far) const override {
+    largest_.search_case(*this, context, c, so_far);
+  }
   std::unique_ptr<tipbench::Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                               const TrialInfo&) const override {
     if (s::is_largest_batch_case(c)) return largest_.prepare(*this, context, c, arm);
@@ -171,8 +176,7 @@ class SearchingSuite final : public tipbench::Suite {
   s::LargestBatchCases largest_;
 };
 
-TEST(LargestBatchCases, AFailedSearchFailsOnlyItsOwnArm) {
-  const SearchingSuite suite;
+tipbench::RunPlan one_block_plan(const tipbench::Suite& suite) {
   tipbench::RunPlan plan;
   plan.suites = {&suite};
   plan.settings.blocks = 1;
@@ -182,10 +186,20 @@ TEST(LargestBatchCases, AFailedSearchFailsOnlyItsOwnArm) {
   plan.settings.trial_min_steps = 2;
   plan.settings.trial_min_time_s = 0.001;
   plan.settings.bootstrap_resamples = 100;
+  return plan;
+}
+
+std::vector<tipbench::SuiteResult> run_quietly(const tipbench::RunPlan& plan) {
   std::FILE* quiet = std::tmpfile();
   tipbench::Progress progress(/*tty=*/false, quiet);
-  const auto results = tipbench::run_suites(plan, progress);
+  auto results = tipbench::run_suites(plan, progress);
   std::fclose(quiet);
+  return results;
+}
+
+TEST(LargestBatchCases, AFailedSearchFailsOnlyItsOwnArm) {
+  const SearchingSuite suite;
+  const auto results = run_quietly(one_block_plan(suite));
 
   const auto& cases = results.at(0).cases;
   ASSERT_EQ(cases.size(), 2u);
@@ -218,6 +232,50 @@ TEST(LargestBatchCases, EveryRegisteredSuiteSkipsThemOnTheCpu) {
     }
   }
   EXPECT_GE(largest_cases, 3) << "amp, checkpointing and inference have one each";
+}
+
+// The searches run when their case starts, inside the run's time budget, never before the run's
+// other cases; a resumed run does not search a case it finished, and a resumed case takes the
+// batch its earlier blocks ran at from its arms' info (review finding 1, 2026-11-28: all searches
+// ran before the budget's clock, again on every --resume).
+TEST(LargestBatchCases, ACaseIsSearchedWhenItStartsAndAResumedOneKeepsItsBatch) {
+  const SearchingSuite fresh;
+  auto plan = one_block_plan(fresh);
+  const auto first = run_quietly(plan);
+  ASSERT_EQ(first.at(0).cases.size(), 2u);
+  EXPECT_GT(fresh.made.at("ok"), 5) << "searched: halvings, doublings and bisection, then the trial";
+  const auto& ok = first.at(0).cases[1].arms.at(0);
+  ASSERT_EQ(ok.status, tipbench::ArmStatus::ok) << ok.reason;
+
+  // Resumed with the regular case finished and the largest-batch case in progress after one of
+  // two blocks, its "ok" arm recorded at batch 1000.
+  const SearchingSuite resumed;
+  plan = one_block_plan(resumed);
+  plan.settings.blocks = plan.settings.min_blocks = 2;
+  plan.finished_cases[first.at(0).cases[0].name] = first.at(0).cases[0];
+  tipbench::CaseInProgress in_progress{"searching", first.at(0).cases[1], 1};
+  auto& kept_ok = in_progress.case_result.arms.at(0);
+  kept_ok.info["largest_batch_search"] = {{"largest", 1000}, {"probes", {{{"batch", 1000}, {"fits", true}}}}};
+  plan.resumed_case = in_progress;
+  const auto again = run_quietly(plan);
+  const auto& ok_again = again.at(0).cases[1].arms.at(0);
+  ASSERT_EQ(ok_again.status, tipbench::ArmStatus::ok) << ok_again.reason;
+  EXPECT_EQ(ok_again.info.at("largest_batch_search").at("largest"), 1000) << "the batch its first block ran at";
+  EXPECT_EQ(resumed.made.at("ok"), 1) << "no search: only the second block's trial was built";
+  EXPECT_FALSE(resumed.made.contains("plain")) << "the finished case is not run again";
+
+  // A bad recorded search (from a partial file: input from elsewhere) fails the case's arms with
+  // the reason, and the run goes on.
+  const SearchingSuite bad;
+  plan = one_block_plan(bad);
+  plan.settings.blocks = plan.settings.min_blocks = 2;
+  kept_ok.info["largest_batch_search"] = {{"largest", -5}, {"probes", nlohmann::json::array()}};
+  plan.resumed_case = in_progress;
+  const auto refused = run_quietly(plan);
+  const auto& ok_refused = refused.at(0).cases[1].arms.at(0);
+  EXPECT_EQ(ok_refused.status, tipbench::ArmStatus::failed);
+  EXPECT_NE(ok_refused.reason.find("the case's preparation failed"), std::string::npos) << ok_refused.reason;
+  EXPECT_EQ(refused.at(0).cases[0].arms.at(0).status, tipbench::ArmStatus::ok) << "the regular case ran";
 }
 
 }  // namespace
