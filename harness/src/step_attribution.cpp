@@ -183,8 +183,12 @@ StepBreakdown break_down_steps(Workload& workload, const c10::Device& device, in
   profiled.wall_ms = steps_ms;
   try {
     profiled.events = plain_events(*session.result);
-    if (!recording.arm_name.empty() && fixtures_wanted())
-      record_fixture("profiled", recording.arm_name, recording.block, profiled_steps_to_json(profiled));
+    if (!recording.arm_name.empty() && fixtures_wanted()) {
+      auto fixture = profiled_steps_to_json(profiled);
+      fixture["arm"] = recording.arm_name;  // pairs it with the trial's breakdown in the result
+      fixture["block"] = recording.block;
+      record_fixture("profiled", recording.arm_name, recording.block, fixture);
+    }
     out = reduce_profiled_steps(profiled);
   } catch (const std::exception& e) {
     out = StepBreakdown{.steps = profiled.steps, .error = error_summary(e)};

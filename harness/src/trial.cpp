@@ -149,6 +149,11 @@ TrialOutcome finish_elsewhere(std::unique_ptr<Workload> workload, const WarmupOu
   out.trial.step_cpu_times_ms = std::move(timed.step_cpu_times_ms);
   out.trial.memory = timed.memory;
   record_trial(out, *workload, warmup, block, position, reused, kept);
+  // Said, so that an explanation says why it has nothing to compare.
+  if (settings.explain_steps > 0) {
+    out.trial.breakdown = StepBreakdown{
+        .error = "its steps ran in another process (the Python worker), which --explain does not profile"};
+  }
   keep_for_next_trial(std::move(workload), warmup, steps, kept);
   return out;
 }

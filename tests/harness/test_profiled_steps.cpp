@@ -8,9 +8,14 @@
 #include "tipbench/explain.h"
 #include "tipbench/profiled_steps.h"
 
+#include "test_paths.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <string>
 
 namespace {
@@ -309,6 +314,39 @@ TEST(ProfiledSteps, AFixtureReadsBackAsItWasAndABadOneIsRefused) {
   auto kind = j;
   kind["events"][0]["kind"] = "quantum";
   EXPECT_THROW(tipbench::profiled_steps_from_json(kind), std::invalid_argument);
+}
+
+// Event lists a real run recorded (the first call's fixtures, brought in by
+// scripts/import_fixtures.py into tests/fixtures/profiled/<kind>/): each reduces here to exactly
+// the breakdown its trial recorded then, and holds what the synthetic lists above promise — no
+// scope span among the kernels, idle time and device work that are never negative. A GPU kind's
+// lists join the CPU's when a first call brings them back.
+TEST(ProfiledSteps, RecordedListsReduceToTheBreakdownsTheirRunsRecorded) {
+  const std::filesystem::path root = std::filesystem::path(TIPBENCH_SOURCE_DIR) / "tests/fixtures/profiled";
+  int pairs = 0, cuda = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const auto pair = nlohmann::ordered_json::parse(in);
+    const auto steps = tipbench::profiled_steps_from_json(pair.at("profiled"));
+    const auto reduced = tipbench::reduce_profiled_steps(steps);
+    const auto recorded = tipbench::breakdown_from_json(pair.at("recorded_breakdown"));
+    EXPECT_EQ(tipbench::breakdown_to_json(reduced).dump(), tipbench::breakdown_to_json(recorded).dump())
+        << entry.path();
+    for (const auto& k : reduced.keys) {
+      EXPECT_GE(k.ms_per_step, 0) << entry.path();
+      for (const auto& kernel : k.kernels) EXPECT_FALSE(kernel.name.starts_with("tipbench::")) << entry.path();
+    }
+    if (steps.device_type == "cuda") {
+      ++cuda;
+      EXPECT_GE(reduced.gpu_idle_host_wait_ms.value_or(-1), 0) << entry.path();
+      EXPECT_GT(reduced.device_events_per_step.value_or(0), 0) << entry.path();
+      EXPECT_GT(reduced.peak_bytes, 0) << entry.path();
+    }
+    ++pairs;
+  }
+  EXPECT_GE(pairs, 1) << "no recorded event list under " << root;
+  std::cout << pairs << " recorded list(s), " << cuda << " of them a GPU's\n";
 }
 
 }  // namespace
