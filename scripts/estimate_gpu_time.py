@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Estimate each suite's wall time at today's default budget from earlier results of one GPU kind.
 
-    scripts/estimate_gpu_time.py [--kept-from RESULT.json ...] RESULT.json [RESULT.json.partial ...]
+    scripts/estimate_gpu_time.py [--kept-from RESULT.json ...] [--blocks N] RESULT.json [RESULT.json.partial ...]
 
 A plan, not a measurement (docs/gpu.md, "Sizing the whole suite"): per case, from the earlier
 runs' median step time and warm-up length of every ok arm and, where the run had at least 3
@@ -25,6 +25,7 @@ blocks, the SD of its paired log-ratios against the baseline arm:
 - a torch.compile arm (the compile suite, a recipe's python arms) pays its cold compile per trial
   (COMPILE_S by mode, assumed: no GPU has compiled yet) where the result recorded none.
 
+--blocks N plans every case at N blocks instead (3: the floor a time budget keeps each case at).
 The total is also given in calls of CALL_S (a device call's stage limit), the first paying
 START_S (assumed: the bundle's library check and the first CUDA context).
 
@@ -103,9 +104,9 @@ def compile_s(suite, arm):
     return COMPILE_S.get(arm.get("arm", ""), 0.0) if suite == "compile" else 0.0
 
 
-def case_s(suite, case, fresh_process, kept):
+def case_s(suite, case, fresh_process, kept, fixed_blocks=None):
     """(blocks, seconds, arms assumed rebuilt) of one case."""
-    blocks = blocks_needed(case)
+    blocks = fixed_blocks or blocks_needed(case)
     total = 0.0
     unknown = []
     largest = dict(case["params"]).get("batch") == "largest"
@@ -118,7 +119,8 @@ def case_s(suite, case, fresh_process, kept):
         if fresh_process:
             total += blocks * (PROCESS_S + first)
             continue
-        is_kept = kept.get(arm["name"])
+        # A largest-batch arm is never kept (largest_batch.cpp: Keep::never); the rest as recorded.
+        is_kept = False if largest else kept.get(kept_key(suite, case, arm))
         if is_kept is None:
             unknown.append(arm["name"])
         if is_kept:
@@ -128,8 +130,16 @@ def case_s(suite, case, fresh_process, kept):
     return blocks, total, unknown
 
 
+def kept_key(suite, case, arm):
+    """What decides whether an arm is kept: its suite, its arm, and whether its case is a
+    largest-batch one (never kept) -- not the model or batch, which a CPU run and a GPU run differ in."""
+    largest = dict(case["params"]).get("batch") == "largest"
+    return f"{suite}/{arm['arm']}" + ("/largest" if largest else "")
+
+
 def kept_arms(paths):
-    """Arm name -> whether this build keeps it, from results that record it (info.kept_between_trials)."""
+    """kept_key -> whether this build keeps the arm, from results that record it
+    (info.kept_between_trials, schema 1.13)."""
     kept = {}
     for path in paths:
         for suite in load(path)["suites"]:
@@ -137,20 +147,12 @@ def kept_arms(paths):
                 for arm in case["arms"]:
                     value = (arm.get("info") or {}).get("kept_between_trials")
                     if isinstance(value, bool):
-                        kept[arm["name"]] = value
-                        # The quick model stands for the default one.
-                        kept[default_name(arm["name"])] = value
+                        kept[kept_key(suite["name"], case, arm)] = value
     return kept
 
 
 # A --quick run's model stands for the default run's (docs/cli.md: resnet18 for resnet50).
 DEFAULT_OF_QUICK = {"resnet18": "resnet50", "vit_ti_16": "vit_b_16", "vit_s_16": "vit_b_16"}
-
-
-def default_name(name):
-    for quick, default in DEFAULT_OF_QUICK.items():
-        name = name.replace(f"model:{quick}/", f"model:{default}/")
-    return name
 
 
 def case_key(suite, case):
@@ -165,17 +167,25 @@ def case_key(suite, case):
 
 
 def main(argv):
-    kept_from, paths = [], []
+    kept_from, paths, fixed_blocks = [], [], None
     args = iter(argv)
     for a in args:
         if a == "--kept-from":
             kept_from.append(next(args, None) or "")
+        elif a == "--blocks":
+            fixed_blocks = int(next(args, "0"))
+            if fixed_blocks < 1:
+                print("--blocks needs a whole number of at least 1", file=sys.stderr)
+                return 2
         else:
             paths.append(a)
     if not paths or "" in kept_from:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     kept = kept_arms(kept_from + paths)
+    # Where a result of this build records a suite's isolation, it is this build's (preallocate
+    # runs in fresh processes since schema 1.10; older results say in_process).
+    isolation_now = {suite["name"]: suite.get("isolation") for path in kept_from for suite in load(path)["suites"]}
     # One entry per case of the default run, whatever batch (and quick model) measured it: a run of several blocks wins over a one-block smoke run, a later file over an
     # earlier one.
     cases = {}  # key -> (blocks measured, suite, isolation, case, source)
@@ -195,7 +205,8 @@ def main(argv):
         name = case["name"]
         if not any(a["status"] == "ok" and a["trials"] for a in case["arms"]):
             continue
-        blocks, seconds, rebuilt = case_s(suite, case, isolation == "fresh_process", kept)
+        isolation = isolation_now.get(suite) or isolation
+        blocks, seconds, rebuilt = case_s(suite, case, isolation == "fresh_process", kept, fixed_blocks)
         unknown += rebuilt
         suites[suite] = suites.get(suite, 0) + seconds
         print(f"{name[:70]:70} {blocks:>6} {seconds:>7.1f}  {path.split('/')[-1]}")
