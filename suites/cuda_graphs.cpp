@@ -35,6 +35,7 @@ class CaptureStep final : public Policy<CaptureStep> {
     return {};  // the loss stays in the graph's static tensor
   }
   nlohmann::json info(const StepState&) const override { return {{"cuda_graph", true}}; }
+  bool replays_a_graph() const override { return true; }
 
  private:
   std::optional<CapturedStep> graph_;

@@ -119,6 +119,11 @@ void record_trial(TrialOutcome& out, const Workload& workload, const WarmupOutco
   out.info = workload.info();
   // Where the runner offered to keep it: whether it is (scripts/estimate_gpu_time.py plans with it).
   if (kept != nullptr && out.info.is_object()) out.info["kept_between_trials"] = may_keep(workload, kept);
+  if (workload.memory_in_private_pool()) {  // Workload::memory_in_private_pool: reserved only
+    t.memory.peak_allocated_bytes.reset();
+    t.memory.timed_peak_allocated_bytes.reset();
+    if (out.info.is_object()) out.info["memory_in_private_pool"] = true;
+  }
   out.invalid_reason = workload.invalid_reason().value_or("");
 }
 

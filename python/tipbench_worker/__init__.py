@@ -6,4 +6,4 @@ it with one JSON object per line on stdin; the worker answers each with one JSON
 original stdout (everything else it or a library prints goes to stderr, the worker's log).
 """
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: the set_aside op

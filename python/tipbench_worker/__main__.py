@@ -6,6 +6,8 @@ Requests (one JSON object per line; docs/python-worker.md):
                                           numerics); once per worker
   {"op": "step"}                       -> one step, waited for; the first after a trial starts one
   {"op": "time", "steps": N}           -> N timed steps: times, CPU times, memory
+  {"op": "set_aside"}                  -> between two trials of the kept arm: its cached device
+                                          memory handed back, so other arms' trials can use it
   {"op": "quit"}
 """
 
@@ -31,6 +33,35 @@ def recipe_of(request):
     out["autocast_dtype"] = field(recipe, "autocast_dtype", str, "")
     out["grad_scaler"] = field(recipe, "grad_scaler", bool, False)
     return out
+
+
+def triton_unavailable():
+    """Why Triton cannot compile kernels on this machine, or None: it builds a small CUDA helper
+    module at first use, with a C compiler (CC, else cc, gcc or clang on PATH), Python's headers
+    and libcuda.so.1 found by `ldconfig -p` or TRITON_LIBCUDA_PATH (triton/runtime/build.py
+    _build, triton/backends/nvidia/driver.py libcuda_dirs); without them every compiled arm would
+    fail on its first step."""
+    import os
+    import shutil
+    import sysconfig
+
+    try:
+        import triton  # noqa: F401
+    except Exception as e:
+        return f"no triton module ({type(e).__name__}: {e})"
+    compilers = [os.environ.get("CC")] if os.environ.get("CC") else ["cc", "gcc", "clang"]
+    if not any(c and shutil.which(c) for c in compilers):
+        return f"no C compiler ({', '.join(c for c in compilers if c)}) on PATH; set CC"
+    include = sysconfig.get_paths().get("include", "")
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        return f"no Python.h in {include} (the Python development headers)"
+    try:
+        from triton.backends.nvidia.driver import libcuda_dirs
+
+        libcuda_dirs()
+    except Exception as e:
+        return f"libcuda.so.1 not found ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}; set TRITON_LIBCUDA_PATH)"
+    return None
 
 
 class Worker:
@@ -90,8 +121,15 @@ class Worker:
             torch.set_num_threads(threads)
         device = torch.device(spec["device"])
         if device.type == "cuda":
+            if torch.cuda.device_count() <= (device.index or 0):
+                return {"ok": False, "unavailable": f"the worker's torch sees {torch.cuda.device_count()} CUDA device(s), not {device}"}
             torch.cuda.set_device(device)
-        self.memory = timing.TrialMemory(device)
+        # reduce-overhead replays CUDA graphs from a private pool: its allocated bytes miss them.
+        self.memory = timing.TrialMemory(device, private_pool=device.type == "cuda" and spec["compile"] == "reduce-overhead")
+        if spec["compile"] is not None and device.type == "cuda":
+            why = triton_unavailable()
+            if why:
+                return {"ok": False, "unavailable": f"torch.compile on a GPU needs Triton, which cannot build here: {why}"}
         try:
             self.step = step.TrainingStep(spec)
         except models.ModelUnavailable as e:
@@ -141,6 +179,18 @@ class Worker:
             reply["graphs"] = step.dynamo_counts()["graphs"]
         return reply
 
+    def set_aside(self, request):
+        """The trial ended and other arms' trials come: what this process caches on the device goes
+        back (the harness's own empty_cache cannot reach another process's allocator)."""
+        import gc
+
+        import torch
+
+        gc.collect()
+        if self.step is not None and self.step.device.type == "cuda":
+            torch.cuda.empty_cache()
+        return {"ok": True}
+
     def prepared(self):
         if self.step is None:
             raise BadRequest('"prepare" first')
@@ -148,10 +198,11 @@ class Worker:
 
 
 def main():
-    channel = open_channel()
+    channel, incoming = open_channel()
     worker = Worker()
-    handlers = {"hello": worker.hello, "prepare": worker.prepare, "step": worker.run_step, "time": worker.time}
-    for request in requests(sys.stdin):
+    handlers = {"hello": worker.hello, "prepare": worker.prepare, "step": worker.run_step, "time": worker.time,
+                "set_aside": worker.set_aside}
+    for request in requests(incoming):
         if isinstance(request, BadRequest):
             send(channel, {"ok": False, "error": str(request)})
             continue

@@ -41,7 +41,10 @@ def build_reference(name):
     """A reference model by tipbench's name (torchvision is imported only for the ResNets and ViTs)."""
     if name == "small_cnn":
         return small_cnn()
-    import torchvision
+    try:
+        import torchvision
+    except ImportError as e:  # the arm cannot run in this Python: skipped with the reason
+        raise ModelUnavailable(f"{name} comes from torchvision, which the worker's Python cannot import ({e})") from e
 
     if name in VIT_WIDTHS:
         hidden, heads, mlp = VIT_WIDTHS[name]
@@ -53,10 +56,10 @@ def build_reference(name):
     raise ModelUnavailable(f"{name} is not one of tipbench's reference models ({', '.join(REFERENCE)})")
 
 
-def load_model_file(path, file_format):
+def load_model_file(path, file_format, device):
     """A user's model file as the C++ harness checked it (its ops, its metadata): a .pt2's train
-    program as a module. TorchScript is skipped: it would run in TorchScript's interpreter, not
-    Python eager, and torch.compile cannot compile it."""
+    program as a module on `device`. TorchScript is skipped: it would run in TorchScript's
+    interpreter, not Python eager, and torch.compile cannot compile it."""
     if file_format != "pt2":
         raise ModelUnavailable(
             "a TorchScript file runs in TorchScript's interpreter, not Python eager, and torch.compile cannot "
@@ -67,4 +70,11 @@ def load_model_file(path, file_format):
     programs = load_pt2(path).exported_programs
     if "train" not in programs:
         raise ModelUnavailable(f"{path} holds no train program (programs: {', '.join(sorted(programs))})")
-    return programs["train"].module()
+    program = programs["train"]
+    # A program exported on the CPU has its device baked into the graph too (factory ops'
+    # device=, aten.to.device, tensor metadata asserts): moving the module's parameters alone
+    # would leave those on the CPU. torch.export's own pass rewrites them, as the C++ reader does
+    # (models/src/exported_program.cpp).
+    from torch.export.passes import move_to_device_pass
+
+    return move_to_device_pass(program, device).module()

@@ -17,11 +17,19 @@ class BadRequest(Exception):
 
 def open_channel():
     """Keeps the original stdout for replies and points fd 1 at stderr, so that nothing a library
-    prints can break a reply line."""
+    prints can break a reply line; keeps the original stdin for requests and points fd 0 at
+    /dev/null, so that no child process (Inductor's compile workers, which inherit fd 0:
+    compile_worker/subproc_pool.py) holds the socket open after this process dies. Returns the
+    reply channel and the request stream (both close-on-exec, as os.dup makes them)."""
     channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    return channel
+    incoming = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    return channel, incoming
 
 
 def requests(stream):

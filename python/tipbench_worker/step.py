@@ -29,6 +29,10 @@ def dynamo_counts():
         "graphs": int(counters["stats"]["unique_graphs"]),
         "graph_breaks": int(sum(counters["graph_break"].values())),
         "graph_break_reasons": sorted(counters["graph_break"])[:5],
+        # reduce-overhead that ran plain kernels: Inductor skipped its CUDA graphs (a mutated
+        # input, a CPU tensor, dynamic shapes) and only counted it (cudagraph_utils.py,
+        # output_code.py: counters["inductor"]["cudagraph_skips"]).
+        "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"]),
     }
 
 
@@ -45,7 +49,7 @@ class TrainingStep:
             exec(line, names)
         torch.manual_seed(spec["seed"])
         if spec.get("model_file"):  # its train program: in training mode already (the export baked it in)
-            self.model = models.load_model_file(spec["model_file"], spec["model_file_format"]).to(self.device)
+            self.model = models.load_model_file(spec["model_file"], spec["model_file_format"], self.device)
         else:
             self.model = models.build_reference(spec["model"]).to(self.device).train()
         if self.channels_last:
@@ -149,6 +153,7 @@ class TrainingStep:
             "graphs_after_first_step": after_first["graphs"],
             "graph_breaks": counts["graph_breaks"],
             "graph_break_reasons": counts["graph_break_reasons"],
+            "cudagraph_skips": counts["cudagraph_skips"],
             "numerics": numerics(
                 self.precision, compiled_losses, eager_losses, compiled_grad_norm, eager_grad_norm, stochastic
             ),

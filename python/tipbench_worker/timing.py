@@ -6,6 +6,7 @@ the caching allocator's peaks since the trial's first step and since its first t
 the peak resident set (VmHWM, reset through /proc/self/clear_refs) over the resident set before
 the model was built."""
 
+import gc
 import time
 
 import torch
@@ -32,15 +33,26 @@ def _reset_peak_rss():
 
 
 class TrialMemory:
-    """Peaks of one trial: begin() at its first warm-up step, begin_timed() before its timed steps."""
+    """Peaks of one trial: begin() at its first warm-up step, begin_timed() before its timed steps.
 
-    def __init__(self, device):
+    `private_pool`: the step replays CUDA graphs (reduce-overhead's cudagraph trees), whose
+    activations and workspace live in a private pool the caching allocator hands out once, at
+    recording, and whose replays allocate nothing (cudagraph_trees.py: reconstruct_outputs builds
+    the outputs on the pool's raw pointers). Its allocated bytes would leave all that out, so such
+    a trial reports its reserved peak only, which holds the pool, and no allocated peak to compare."""
+
+    def __init__(self, device, private_pool=False):
         self.device = device
+        self.private_pool = private_pool
         self.rss_before_kib = _status_kib("VmRSS")  # before the model: what the trial's growth is over
         self.untimed_peak_allocated = 0
 
     def begin(self):
         if self.device.type == "cuda":
+            # As the harness's probe begins (memory_probe.cpp): the cache emptied first, so blocks
+            # cached while preparing (an eager twin's steps, autotuning buffers) are in no peak.
+            gc.collect()
+            torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats(self.device)
         else:
             self.hwm_resets = _reset_peak_rss()
@@ -54,9 +66,12 @@ class TrialMemory:
     def end(self):
         if self.device.type == "cuda":
             timed = torch.cuda.max_memory_allocated(self.device)
+            reserved = max(torch.cuda.max_memory_reserved(self.device), self.untimed_peak_reserved)
+            if self.private_pool:
+                return {"peak_reserved_bytes": reserved}
             return {
                 "peak_allocated_bytes": max(timed, self.untimed_peak_allocated),
-                "peak_reserved_bytes": max(torch.cuda.max_memory_reserved(self.device), self.untimed_peak_reserved),
+                "peak_reserved_bytes": reserved,
                 "timed_peak_allocated_bytes": timed,
             }
         hwm = _status_kib("VmHWM")

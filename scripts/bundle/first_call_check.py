@@ -64,6 +64,8 @@ def kept_memory(path):
         return f"{len(kept)} kept arm(s) reused; memory checks skipped: a CPU result"
     spread = []
     for _, _, arm in arms:
+        if arm.get("info", {}).get("memory_in_private_pool"):
+            continue  # a graph's pool: reserved bytes only
         peaks = [t["memory"]["peak_allocated_bytes"] for t in arm["trials"]]
         timed = [t["memory"].get("timed_peak_allocated_bytes") for t in arm["trials"]]
         require(all(p > 0 for p in peaks), f"{arm['name']}: a trial without the allocator's peak")
@@ -214,7 +216,11 @@ def worker(path):
     parts = []
     for name, info in sorted(compiled.items()):
         require(info.get("cold_s", 0) > 0, f"{name}: no cold compile time")
-        parts.append(f"{name} cold {info['cold_s']:.0f} s")
+        numerics = info.get("numerics", {})
+        # Review P4: the GPU's compiled-vs-eager difference against the TF32-sized tolerance.
+        margin = numerics.get("max_relative_difference")
+        parts.append(f"{name} cold {info['cold_s']:.0f} s, differs {margin if margin is not None else '?'}"
+                     f" (tolerance {numerics.get('tolerance', '?')})")
     return "eager and " + ", ".join(parts)
 
 

@@ -23,6 +23,9 @@ namespace tipbench::suites {
 
 namespace {
 
+// python/tipbench_worker/__init__.py: PROTOCOL (2: the set_aside op).
+constexpr int kWorkerProtocol = 2;
+
 // Where workers' logs and Inductor caches go: $TMPDIR/tipbench-python-worker/. A log is removed
 // with its workload unless the worker failed (the error names it). POSIX calls, not
 // std::filesystem: libtorch.so exports its own copies, whose remove_all crashes.
@@ -125,7 +128,14 @@ class PythonStepWorkload final : public Workload {
   std::int64_t samples_per_step() const override { return spec_.batch_size; }
   // The worker keeps its model, optimizer state and compiled code: a compile is paid once per arm.
   bool keep_between_trials() const override { return true; }
+  // Between its trials the worker hands its cached device memory back: this process's
+  // empty_cache cannot reach another process's allocator, and the other arms' trials need it.
+  // What the worker still holds is in no arm's held memory (docs/python-worker.md).
+  void set_aside() override { ask({{"op", "set_aside"}}); }
   bool steps_run_elsewhere() const override { return true; }
+  // reduce-overhead replays cudagraph trees from a private pool (the worker reports no allocated
+  // peak for it either: timing.py, TrialMemory).
+  bool memory_in_private_pool() const override { return spec_.compile == "reduce-overhead" && device_.is_cuda(); }
 
   StepsTimedElsewhere time_steps_elsewhere(int steps) override {
     const nlohmann::json reply = ask({{"op", "time"}, {"steps", steps}});
@@ -184,6 +194,14 @@ class PythonStepWorkload final : public Workload {
           numerics.value("max_relative_difference", nlohmann::json()).dump(),
           numerics.value("tolerance", nlohmann::json()).dump());
     }
+    // reduce-overhead that Inductor ran without its CUDA graphs measured default mode's kernels.
+    const int skips = compile_.value("cudagraph_skips", 0);
+    if (spec_.compile == "reduce-overhead" && skips > 0) {
+      return fmt::format(
+          "Inductor skipped its CUDA graphs {} time(s): reduce-overhead ran as plain kernels (worker log "
+          "says why)",
+          skips);
+    }
     const int breaks = compile_.value("graph_breaks", 0);
     if (spec_.max_graph_breaks >= 0 && breaks > spec_.max_graph_breaks) {
       return fmt::format("{} graph breaks, over the limit of {} ({})", breaks, spec_.max_graph_breaks,
@@ -206,7 +224,8 @@ class PythonStepWorkload final : public Workload {
         prepared = start(root + "/" + stem + ".warm.log");
         const auto warm = prepared["info"].value("compile", nlohmann::json::object());
         compile_["warm_s"] = number_or(warm, "compile_s", 0);
-        for (const char* key : {"graphs", "graphs_after_first_step", "graph_breaks", "graph_break_reasons"}) {
+        for (const char* key :
+             {"graphs", "graphs_after_first_step", "graph_breaks", "graph_break_reasons", "cudagraph_skips"}) {
           if (warm.contains(key)) compile_[key] = warm[key];
         }
       }
@@ -229,10 +248,10 @@ class PythonStepWorkload final : public Workload {
     launch.environment["TRITON_CACHE_DIR"] = cache_dir_ + "/triton";
     worker_ = std::make_unique<PythonWorker>(launch);
     const nlohmann::json hello = ask({{"op", "hello"}});
-    if (hello.value("protocol", 0) != 1) {
+    if (hello.value("protocol", 0) != kWorkerProtocol) {
       failed_ = true;
-      throw WorkerError(fmt::format("the worker speaks protocol {}, not 1 (worker log {})", hello.value("protocol", 0),
-                                    worker_->log_path()));
+      throw WorkerError(fmt::format("the worker speaks protocol {}, not {} (worker log {})", hello.value("protocol", 0),
+                                    kWorkerProtocol, worker_->log_path()));
     }
     nlohmann::json prepared = ask(prepare_);
     prepared["info"]["torch"] = hello.value("torch", "");

@@ -46,6 +46,7 @@ class ScopedWorkload final : public Workload {
     if (apply_ && !restore_) restore_ = apply_();
     inner_->take_back();
   }
+  bool memory_in_private_pool() const override { return inner_->memory_in_private_pool(); }
   bool steps_run_elsewhere() const override { return inner_->steps_run_elsewhere(); }
   StepsTimedElsewhere time_steps_elsewhere(int steps) override { return inner_->time_steps_elsewhere(steps); }
 

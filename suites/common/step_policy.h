@@ -125,6 +125,9 @@ class StepPolicy {
   // What a CUDA graph capture could not hold of this policy, completing "a training step captured
   // as a CUDA graph cannot ...".
   virtual std::optional<std::string> capture_unsafe_reason() const { return std::nullopt; }
+  // Whether the policy's steps replay a CUDA graph, whose memory is a private pool
+  // (Workload::memory_in_private_pool).
+  virtual bool replays_a_graph() const { return false; }
 
  private:
   template <class Self>

@@ -91,6 +91,11 @@ class TrainingWorkload final : public Workload, private StepState {
                        [](const auto& policy) { return policy->keeps_between_trials(); });
   }
 
+  bool memory_in_private_pool() const override {
+    return std::any_of(spec_.policies.begin(), spec_.policies.end(),
+                       [](const auto& policy) { return policy->replays_a_graph(); });
+  }
+
   int fixed_warmup_steps() const override {
     int steps = 0;
     for (const auto& policy : spec_.policies) steps = std::max(steps, policy->fixed_warmup_steps());

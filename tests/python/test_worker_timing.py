@@ -42,6 +42,11 @@ class StandInDevice:
     def free(self, nbytes):
         self.allocated -= nbytes
 
+    def empty_cache(self):
+        """Cached blocks go back to the device: reserved falls to what is allocated."""
+        self.reserved = self.allocated
+        self.log.append("empty_cache")
+
 
 class StandInEvent:
     def __init__(self, device, enable_timing=False):
@@ -73,6 +78,7 @@ def stand_in_torch(device):
         reset_peak_memory_stats=lambda d=None: (setattr(device, "peak", device.allocated),
                                                 setattr(device, "reserved_peak", device.reserved)),
         max_memory_allocated=lambda d=None: device.peak,
+        empty_cache=lambda: device.empty_cache(),
         max_memory_reserved=lambda d=None: device.reserved_peak,
     )
     return types.SimpleNamespace(cuda=cuda)
@@ -133,6 +139,27 @@ class WorkerTiming(unittest.TestCase):
         got = memory.end()
         self.assertEqual(got["peak_allocated_bytes"], 600)
         self.assertEqual(got["timed_peak_allocated_bytes"], 150)
+
+    def test_a_trial_begins_with_the_cache_emptied_as_the_harness_does(self):
+        # Blocks cached while preparing (an eager twin's steps) are in no reserved peak (review P2).
+        self.device.allocate(800)
+        self.device.free(800)
+        self.assertEqual(self.device.reserved, 800)
+        memory = self.timing.TrialMemory(self.cuda)
+        memory.begin()
+        self.assertIn("empty_cache", self.device.log)
+        self.device.allocate(100)
+        memory.begin_timed()
+        self.assertEqual(memory.end()["peak_reserved_bytes"], 100)
+
+    def test_a_graph_replaying_trial_reports_its_reserved_peak_only(self):
+        # reduce-overhead's activations live in a private pool its replays never allocate from:
+        # no allocated peak to compare with eager's (review P1).
+        memory = self.timing.TrialMemory(self.cuda, private_pool=True)
+        memory.begin()
+        self.device.allocate(300)  # the graph's pool, recorded once
+        memory.begin_timed()
+        self.assertEqual(memory.end(), {"peak_reserved_bytes": 300})
 
 
 if __name__ == "__main__":

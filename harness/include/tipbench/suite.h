@@ -104,6 +104,13 @@ class Workload {
   // back and sets it again there (suites/common/scoped_workload.h).
   virtual void set_aside() {}
   virtual void take_back() {}
+  // Whether the timed steps replay a CUDA graph: its activations and workspace sit in a private
+  // pool that the caching allocator hands out once, at capture, and a replay allocates nothing,
+  // so the allocator's allocated bytes leave them out (and a capture's transient peak is in one
+  // trial and not the next). Such a trial records its reserved peak only, which holds the pool,
+  // and no allocated peak to compare (c10/cuda/CUDACachingAllocator.cpp, private pools;
+  // torch/_inductor/cudagraph_trees.py).
+  virtual bool memory_in_private_pool() const { return false; }
   // A workload whose steps run in another process (the Python worker: torch.compile exists only
   // there) returns true: the harness then warms it up through step() as any other, but has it
   // time its steps where they run (time_steps_elsewhere), since this process's clock and CUDA

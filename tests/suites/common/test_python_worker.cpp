@@ -45,7 +45,7 @@ std::string error_of(PythonWorker& worker, const nlohmann::json& request, std::c
 TEST(PythonWorker, ARoundTripPreparesTheReferenceModelAndTimesItsStepsWhereTheyRun) {
   PythonWorker worker(worker_launch(log_path("round-trip")));
   const auto hello = worker.request({{"op", "hello"}}, 120s);
-  EXPECT_EQ(hello.at("protocol"), 1);
+  EXPECT_EQ(hello.at("protocol"), 2);
   EXPECT_EQ(hello.at("torch").get<std::string>().rfind("2.11.0", 0), 0u) << hello.dump();  // requirements.txt's pin
   const auto prepared = worker.request({{"op", "prepare"},
                                         {"device", "cpu"},
