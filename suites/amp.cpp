@@ -148,7 +148,7 @@ class Amp final : public SuiteWithLargestBatch {
         if (auto it = arm.metrics.find("skipped_steps"); it != arm.metrics.end()) {
           skipped.push_back(fmt::format("{} {:.0f}", arm.arm, it->second.median));
         }
-        if (auto found = largest_batch_found(arm)) largest.push_back(fmt::format("{} {}", arm.arm, *found));
+        if (auto found = largest_batch_text(arm)) largest.push_back(fmt::format("{} {}", arm.arm, *found));
       }
       for (auto& line : claim_lines(c, settings)) out.push_back(std::move(line));
       if (auto line = cpp_against_python_note(c, settings)) out.push_back(std::move(*line));

@@ -13,6 +13,7 @@
 #include "common/device_memory.h"
 #include "batch_size/lr_schedule.h"
 #include "batch_size/time_to_accuracy.h"
+#include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/registry.h"
 #include "tipbench/summary.h"
@@ -191,9 +192,14 @@ class BatchSize final : public Suite {
       auto make = [&](std::int64_t b) {
         return make_training_workload(context, TrainingSpec{.model = model, .batch_size = b, .model_options = {}});
       };
-      const auto search = search_largest_workload_batch(context.device, make, batches.front(), batches.back());
+      // From the model's default batch (the answer is near it more often than near the sweep's
+      // smallest), within the sweep's range.
+      SuiteContext defaults = context;
+      defaults.batch_size = 0;
+      const std::int64_t start = std::clamp(batch_size_for(defaults, model), batches.front(), batches.back());
+      const auto search = search_largest_workload_batch(context.device, make, start, batches.back());
       std::lock_guard<std::mutex> lock(mutex_);
-      largest_[model] = search.largest;
+      largest_[model] = search;
     }
   }
 
@@ -211,19 +217,31 @@ class BatchSize final : public Suite {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = largest_.find(model);
     const std::int64_t batch = level_int(arm.levels, "batch");
-    if (it == largest_.end() || batch <= it->second) return std::nullopt;
+    if (it == largest_.end() || batch <= it->second.largest) return std::nullopt;
+    if (it->second.limited_by != "memory") {
+      return fmt::format("batch {} is beyond the largest batch tried, {}: not measured", batch,
+                         largest_batch_words(it->second));
+    }
     return fmt::format(
         "batch {} does not fit in GPU memory: the largest that fits is {} (out-of-memory search "
         "before the run)",
-        batch, it->second);
+        batch, it->second.largest);
   }
 
   std::unique_ptr<Workload> prepare(const SuiteContext& context, const CaseSpec& c, const ArmSpec& arm,
                                     const TrialInfo& trial) const override {
     const auto& model = level(c.params, "model");
     if (level(c.params, "experiment") == "sweep") {
-      return make_training_workload(
-          context, TrainingSpec{.model = model, .batch_size = level_int(arm.levels, "batch"), .model_options = {}});
+      const std::int64_t batch = level_int(arm.levels, "batch");
+      auto workload =
+          make_training_workload(context, TrainingSpec{.model = model, .batch_size = batch, .model_options = {}});
+      // The search measured an empty device: an arm near its answer must not meet the other sweep
+      // arms' kept models and inputs, so on CUDA only the arms up to a quarter of it are kept.
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = largest_.find(model);
+      if (context.device.is_cuda() && (it == largest_.end() || 4 * batch > it->second.largest))
+        return with_info(std::move(workload), nlohmann::json::object(), Keep::never);
+      return workload;
     }
     const TimeToAccuracyRecipe r = recipe_for(context, model);
     TimeToAccuracySpec spec;
@@ -254,7 +272,7 @@ class BatchSize final : public Suite {
 
  private:
   mutable std::mutex mutex_;
-  mutable std::map<std::string, std::int64_t> largest_;  // CUDA: model -> largest batch that fits
+  mutable std::map<std::string, BatchSearch> largest_;  // CUDA: model -> the largest batch's search
 };
 
 TIPBENCH_REGISTER_SUITE(BatchSize);

@@ -149,7 +149,7 @@ class Checkpointing final : public SuiteWithLargestBatch {
           const double base = off.metrics.at("saved_activation_bytes").median;
           if (base > 0) part += fmt::format(" (x{:.2f})", saved / base);
         }
-        if (auto found = largest_batch_found(arm)) part += fmt::format(" at largest batch {}", *found);
+        if (auto found = largest_batch_text(arm)) part += fmt::format(" at largest batch {}", *found);
         parts.push_back(part);
       }
       if (!parts.empty()) {

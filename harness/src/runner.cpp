@@ -171,6 +171,21 @@ int take_resumed_blocks(PlannedCase& p, const CaseInProgress& resumed) {
   return resumed.blocks_done;
 }
 
+// A case the time budget has no time for: its runnable arms that would have run are skipped, with
+// the reason ("" : spent before the case started).
+void skip_for_budget(PlannedCase& p, const RunPlan& plan, Progress& progress, const std::string& why = "") {
+  p.result.budget_cut = why.empty() ? fmt::format("the {} time budget was spent before this case started",
+                                                  detail::TimeBudget::duration_text(plan.settings.time_budget_s))
+                                    : why;
+  for (int ai : p.runnable) {
+    if (p.result.arms[ai].status != ArmStatus::ok) continue;
+    p.result.arms[ai].status = ArmStatus::skipped;
+    p.result.arms[ai].reason = p.result.budget_cut;
+  }
+  progress.trials_dropped(static_cast<int>(p.runnable.size()) * block_looks(plan.settings).back());
+  progress.note("time budget: " + p.result.name + ": " + p.result.budget_cut);
+}
+
 // The suite's per-case preparation (Suite::prepare_case); on failure the arms that would have run
 // fail with the reason, and the case ends there.
 bool prepare_case(PlannedCase& p, const RunPlan& plan, Progress& progress) {
@@ -216,6 +231,14 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress, detail::T
     progress.trials_dropped(static_cast<int>(p.runnable.size()) * (looks.back() - block));
     return;
   }
+  // A preparation that spent what was left of the budget (a largest-batch search) leaves no
+  // time for the case's blocks: the overrun stops at the preparation.
+  if (budget.limited() && budget.left_s() <= 0 && block < looks.back()) {
+    skip_for_budget(p, plan, progress,
+                    fmt::format("the {} time budget was spent while the case was prepared (its largest-batch searches)",
+                                detail::TimeBudget::duration_text(plan.settings.time_budget_s)));
+    return;
+  }
   const int runnable = static_cast<int>(p.runnable.size());
   double measured_s = 0;  // the blocks run in this command
   int measured_blocks = 0;
@@ -251,18 +274,6 @@ void run_case(PlannedCase& p, const RunPlan& plan, Progress& progress, detail::T
       break;
     }
   }
-}
-
-// A case that starts when the time budget is spent: its runnable arms are skipped, with the reason.
-void skip_for_budget(PlannedCase& p, const RunPlan& plan, Progress& progress) {
-  p.result.budget_cut = fmt::format("the {} time budget was spent before this case started",
-                                    detail::TimeBudget::duration_text(plan.settings.time_budget_s));
-  for (int ai : p.runnable) {
-    p.result.arms[ai].status = ArmStatus::skipped;
-    p.result.arms[ai].reason = p.result.budget_cut;
-  }
-  progress.trials_dropped(static_cast<int>(p.runnable.size()) * block_looks(plan.settings).back());
-  progress.note("time budget: " + p.result.name + ": " + p.result.budget_cut);
 }
 
 // Up front, from the earlier run's case times (--estimate-from): which cases the budget will
@@ -383,8 +394,20 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
       if (!p.runnable.empty()) {
         const double share_s = budget.start_case();
         const auto started = std::chrono::steady_clock::now();
+        const auto earlier = plan.earlier_case_times.find(p.result.name);
+        // What the case's first blocks took in the earlier run (its preparation spread over them):
+        // more than the whole budget has left, and it would only overrun it.
+        const double floor_s =
+            earlier == plan.earlier_case_times.end() ? 0 : earlier->second.block_s * detail::kMinBudgetBlocks;
         if (share_s <= 0) {
           skip_for_budget(p, plan, progress);
+        } else if (budget.limited() && floor_s > budget.left_s()) {
+          skip_for_budget(p, plan, progress,
+                          fmt::format("its first {} blocks took {} in the earlier run (--estimate-from), more than "
+                                      "the {} left of the {} time budget",
+                                      detail::kMinBudgetBlocks, detail::TimeBudget::duration_text(floor_s),
+                                      detail::TimeBudget::duration_text(budget.left_s()),
+                                      detail::TimeBudget::duration_text(plan.settings.time_budget_s)));
         } else {
           run_case(p, plan, progress, budget, share_s, keep);
         }

@@ -53,6 +53,11 @@ bool TimeBudget::block_fits(double block_s) const {
          case_deadline_;
 }
 
+double TimeBudget::left_s() const {
+  if (!limited()) return std::numeric_limits<double>::max();
+  return std::max(0.0, budget_s_ - std::chrono::duration<double>(Clock::now() - started_).count());
+}
+
 std::string TimeBudget::duration_text(double seconds) {
   if (seconds < 10) return fmt::format("{:.1f}s", seconds);
   const auto whole = static_cast<long long>(std::llround(seconds));

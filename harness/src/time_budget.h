@@ -40,6 +40,8 @@ class TimeBudget {
   double start_case();
   // Whether a block of `block_s` seconds started now ends within the current case's share.
   bool block_fits(double block_s) const;
+  // Seconds of the whole budget left now (0 when spent; unlimited: a huge number).
+  double left_s() const;
   // "15m 0s", "52s", "0.5s".
   static std::string duration_text(double seconds);
 

@@ -10,6 +10,8 @@
 #include <malloc.h>
 #include <torch/cuda.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace tipbench::suites {
@@ -36,6 +38,7 @@ void to_json(nlohmann::json& j, const BatchSearch& s) {
     j["index_limit"] = s.index_limit;
   }
   if (!s.index_limit_error.empty()) j["index_limit_error"] = s.index_limit_error;
+  if (!s.limited_by.empty()) j["limited_by"] = s.limited_by;
   for (const auto& p : s.probes) {
     nlohmann::json probe = {{"batch", p.batch}, {"fits", p.fits}};
     if (!p.fits) probe["error"] = p.error;
@@ -61,7 +64,26 @@ BatchSearch batch_search_from_json(const nlohmann::json& j) {
   }
   s.index_limit_error = j.value("index_limit_error", "");
   check_name("a largest-batch search's index_limit_error", s.index_limit_error);
+  s.limited_by = j.value("limited_by", "");
+  if (!s.limited_by.empty() && s.limited_by != "memory" && s.limited_by != "index_limit" &&
+      s.limited_by != "search_limit")
+    throw std::invalid_argument(
+        "a recorded largest-batch search's limited_by is not memory, index_limit or search_limit");
   return s;
+}
+
+namespace {
+std::string error_line(const std::exception& e) {
+  const std::string text = e.what();
+  return text.substr(0, text.find('\n'));
+}
+}  // namespace
+
+std::string largest_batch_words(const BatchSearch& s) {
+  if (s.limited_by == "index_limit")
+    return fmt::format("{} (the 32-bit index limit: memory was not reached)", s.largest);
+  if (s.limited_by == "search_limit") return fmt::format("{} (the search's limit: memory was not reached)", s.largest);
+  return std::to_string(s.largest);
 }
 
 BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attempt, std::int64_t start,
@@ -71,6 +93,8 @@ BatchSearch search_largest_batch(const std::function<void(std::int64_t)>& attemp
     BatchProbe probe{batch, true, ""};
     try {
       attempt(batch);
+    } catch (const DeviceUnusable&) {
+      throw;
     } catch (const std::exception& e) {
       // Recorded, and the search goes on with a smaller batch: out of memory, or another refusal of
       // a large batch (ATen's 32-bit index checks raise c10::Error before memory runs out).
@@ -127,10 +151,27 @@ BatchSearch search_largest_workload_batch(const c10::Device& device,
   auto* allocator = tipbench::device_allocator(device);
   auto attempt = [&](std::int64_t batch) {
     if (allocator) allocator->empty_cache();
-    auto workload = make(batch);
-    workload->step();
-    workload->step();
-    synchronize();
+    try {
+      auto workload = make(batch);
+      workload->step();
+      workload->step();
+      synchronize();
+    } catch (const c10::OutOfMemoryError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // Any other failure may be a sticky CUDA error that poisons the context (review D14): then
+      // a synchronisation fails too, and nothing after it could run.
+      if (device.is_cuda()) {
+        try {
+          synchronize();
+        } catch (const std::exception& lost) {
+          const std::string why = e.what();
+          throw DeviceUnusable(fmt::format("the device is unusable after the probe at batch {} failed ({}): {}", batch,
+                                           why.substr(0, why.find('\n')), error_line(lost)));
+        }
+      }
+      throw;
+    }
   };
   // The 32-bit index cap first; if even that small step fails, the search runs uncapped and
   // meets the same failure at its own batches, where it is recorded.
@@ -148,6 +189,11 @@ BatchSearch search_largest_workload_batch(const c10::Device& device,
   search.tensor_elements_per_sample = per_sample;
   search.index_limit = per_sample > 0 ? index_limit : 0;
   search.index_limit_error = extent_error;
+  const bool any_failed =
+      std::any_of(search.probes.begin(), search.probes.end(), [](const BatchProbe& p) { return !p.fits; });
+  search.limited_by = any_failed                                                ? "memory"
+                      : search.index_limit > 0 && search.largest == index_limit ? "index_limit"
+                                                                                : "search_limit";
   if (allocator) allocator->empty_cache();
   return search;
 }

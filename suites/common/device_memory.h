@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,11 +44,23 @@ struct BatchSearch {
   std::int64_t tensor_elements_per_sample = 0;
   std::int64_t index_limit = 0;
   std::string index_limit_error;  // why that measurement failed (the search then ran uncapped)
+  // What stopped the search: "memory" (a larger batch failed), "index_limit" (the 32-bit cap
+  // above: every probe fitted, memory was never reached) or "search_limit" (the caller's limit).
+  std::string limited_by;
 };
+// "2674" or "2674 (the 32-bit index limit: memory was not reached)": how a note says the batch.
+std::string largest_batch_words(const BatchSearch& s);
 void to_json(nlohmann::json& j, const BatchSearch& s);
 // The search an arm's info recorded (a resumed run's partial file: read as input from elsewhere);
 // std::invalid_argument or nlohmann's exceptions when it is not one.
 BatchSearch batch_search_from_json(const nlohmann::json& j);
+
+// A probe left the device unusable (a sticky CUDA error: an illegal address, a launch failure):
+// no later probe or trial can run, so the search stops with it instead of reading it as "does not
+// fit".
+struct DeviceUnusable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // attempt(b) runs the workload at batch b and throws when it does not fit. Any exception counts as
 // "does not fit", its first line kept in the probe: out of memory, but also what else large

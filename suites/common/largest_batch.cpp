@@ -29,6 +29,15 @@ std::optional<std::int64_t> largest_batch_found(const ArmResult& arm) {
   return arm.info["largest_batch_search"].value("largest", std::int64_t{0});
 }
 
+std::optional<std::string> largest_batch_text(const ArmResult& arm) {
+  if (!arm.info.contains("largest_batch_search")) return std::nullopt;
+  try {
+    return largest_batch_words(batch_search_from_json(arm.info["largest_batch_search"]));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 std::optional<std::string> LargestBatchCases::skip_reason(const SuiteContext& context, const CaseSpec& c) {
   if (!is_largest_batch_case(c)) return std::nullopt;
   return largest_batch_search_unavailable(context.device);

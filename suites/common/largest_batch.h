@@ -30,6 +30,9 @@ CaseSpec largest_batch_case(const std::string& model, std::vector<ArmSpec> arms)
 bool is_largest_batch_case(const CaseSpec& c);
 // The largest batch the search found for this arm's trials (its info); none for another case.
 std::optional<std::int64_t> largest_batch_found(const ArmResult& arm);
+// The same for a note: "2674", or "2674 (the 32-bit index limit: memory was not reached)" where
+// the search stopped at a cap, not at memory (device_memory.h, BatchSearch::limited_by).
+std::optional<std::string> largest_batch_text(const ArmResult& arm);
 
 class LargestBatchCases {
  public:

@@ -21,15 +21,20 @@ namespace {
 // torch/cuda/comm.py broadcast_coalesced's default buffer_size, which Broadcast.forward uses.
 constexpr std::size_t kBroadcastBufferBytes = 10 * 1024 * 1024;
 
-// What nn.DataParallel.forward does (torch/nn/parallel/data_parallel.py): scatter the batch,
-// replicate the module, apply the replicas in parallel threads, gather the outputs on device 0.
+// DataParallel's forward as LibTorch can do it (torch/nn/parallel/data_parallel.py's steps):
+// scatter the batch, replicate the module, apply the replicas, gather the outputs on device 0.
 // The replicas follow torch/nn/parallel/replicate.py: the module's structure is replicated once
 // (Python's _replicate_for_data_parallel is a shallow copy that never runs an initialiser) and
 // every forward broadcasts the current parameters and buffers into it (Broadcast, coalesced in
 // 10 MiB buffers), replica 0 using the module's own tensors, so BatchNorm's running statistics
-// of replica 0 are the module's. Gradients flow back through LibTorch's ReduceAdd edges
-// (torch::nn::replicate_grad_edges) into the module's parameters on device 0, as Broadcast's
-// backward (ReduceAddCoalesced) does. LibTorch's own torch::nn::parallel::data_parallel instead
+// of replica 0 are the module's. Where it differs from Python's (review D5, 2026-11-28; said in
+// docs/distributed.md): gradients flow back through LibTorch's per-parameter ReduceAdd edges
+// (torch::nn::replicate_grad_edges: each parameter's gradient copied to device 0 and added there,
+// on its autograd thread), not Broadcast's backward, ReduceAddCoalesced (comm.reduce_add_coalesced:
+// 10 MiB flat buffers through nccl.reduce); and parallel_apply runs the replicas on at::parallel_for
+// (OpenMP: one after another under OMP_NUM_THREADS=1, which torchrun sets), not on Python threads.
+// So `dp` measures LibTorch's DataParallel, which may be slower than Python's. LibTorch's own
+// torch::nn::parallel::data_parallel instead
 // deep-clones the module for every device on every call, and Cloneable::clone runs every
 // submodule's reset(): the initialisers, on the CPU, several times per step. That is not what a
 // PyTorch user's DataParallel costs, so it is not used.

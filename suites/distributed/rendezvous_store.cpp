@@ -56,6 +56,11 @@ c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, bool host, std
     throw InputError(fmt::format("rank {} cannot {} the rendezvous store on {}:{}: {}", env.rank,
                                  host ? "host" : "reach", env.master_addr, env.master_port, what));
   }
+  // The connection attempt's timeout (short for a client that retries: reach_store) must not stay
+  // the bound of every later blocking call, whose default it is (TCPStore::get -> doWait(key,
+  // timeout_)): ProcessGroupNCCL's non-root ranks wait there for the NCCL id, rank 0 for the
+  // metrics (review D7, 2026-11-28).
+  store->setTimeout(std::max<std::chrono::milliseconds>(timeout, kStoreTimeout));
   if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
   return store;
 }

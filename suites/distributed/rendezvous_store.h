@@ -39,9 +39,10 @@ std::string store_host(const RankEnv& env);
 
 inline constexpr std::chrono::seconds kStoreTimeout{60};
 
-// Hosts (`host`) or connects to the store. `timeout` bounds each of the store's later blocking
-// calls; a client's connection attempt takes about twice it (c10d tries once more after a failed
-// connect). Throws InputError: the port is in use, or the store cannot be hosted or reached.
+// Hosts (`host`) or connects to the store. `timeout` bounds the connection attempt (a client's
+// takes about twice it: c10d tries once more after a failed connect); the store's later blocking
+// calls wait up to the larger of it and kStoreTimeout. Throws InputError: the port is in use, or the store cannot be
+// hosted or reached.
 c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, bool host,
                                               std::chrono::milliseconds timeout = kStoreTimeout);
 

@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -313,6 +314,42 @@ TEST(Runner, AKeptWorkloadIsBuiltOncePerCaseAndItsLaterTrialsSaySo) {
   const RunOutcome f = run(plan);
   EXPECT_EQ(fresh.builds.at("kept"), 4);
   for (const auto& t : arm_named(f.suites.at(0).cases.at(0), "kept").trials) EXPECT_FALSE(t.reused_workload);
+}
+
+// A case whose preparation (a largest-batch search) spends what is left of the time budget runs
+// no blocks, and says why (review D3, 2026-11-28): the overrun stops at the preparation.
+class SlowlyPreparedSuite final : public tipbench::Suite {
+ public:
+  std::string name() const override { return "slowly_prepared"; }
+  std::string description() const override { return "a case whose preparation takes a while"; }
+  std::vector<CaseSpec> cases(const SuiteContext&) const override {
+    return {{{{"model", "a"}}, {{"ok", {}}, {"kept", {}}}}, {{{"model", "b"}}, {{"ok", {}}, {"kept", {}}}}};
+  }
+  void prepare_case(const SuiteContext&, const CaseSpec& c, const CaseResult&) const override {
+    ++prepared;
+    if (tipbench::level(c.params, "model") == "a") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  std::unique_ptr<tipbench::Workload> prepare(const SuiteContext&, const CaseSpec&, const ArmSpec& arm,
+                                              const TrialInfo&) const override {
+    return std::make_unique<ScriptedWorkload>(arm.name);
+  }
+  mutable int prepared = 0;
+};
+
+TEST(Runner, ACasePreparedPastTheTimeBudgetRunsNoBlocksAndSaysWhy) {
+  const SlowlyPreparedSuite suite;
+  tipbench::RunPlan plan = tiny_plan(suite, 4);
+  plan.settings.time_budget_s = 0.2;
+  const RunOutcome r = run(plan);
+  const auto& a = r.suites.at(0).cases.at(0);
+  EXPECT_NE(a.budget_cut.find("spent while the case was prepared"), std::string::npos) << a.budget_cut;
+  for (const auto& arm : a.arms) {
+    EXPECT_EQ(arm.status, ArmStatus::skipped) << arm.name;
+    EXPECT_TRUE(arm.trials.empty()) << arm.name;
+  }
+  EXPECT_NE(r.suites.at(0).cases.at(1).budget_cut.find("spent before this case started"), std::string::npos)
+      << "the next case is not prepared at all: " << r.suites.at(0).cases.at(1).budget_cut;
+  EXPECT_EQ(suite.prepared, 1);
 }
 
 // --time-budget: a case that would overrun its share stops after kMinBudgetBlocks (3) and says

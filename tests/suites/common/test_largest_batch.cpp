@@ -145,6 +145,15 @@ TEST(LargestBatchSearch, NeverTriesABatchWhoseTensorsPass32BitIndexing) {
   EXPECT_EQ(search.index_limit, 2047);  // (2^31 - 1) / 2^20
   EXPECT_EQ(search.largest, 2047);
   for (const auto& p : search.probes) EXPECT_LE(p.batch, 2047);
+  // The index limit, not memory, stopped it: notes say so (review D1, 2026-11-28).
+  EXPECT_EQ(search.limited_by, "index_limit");
+  EXPECT_EQ(s::largest_batch_words(search), "2047 (the 32-bit index limit: memory was not reached)");
+  const auto by_memory = s::search_largest_workload_batch(
+      torch::kCPU, [](std::int64_t b) { return std::make_unique<MetaStep>(b, /*capacity=*/300, false); }, 256, 1 << 16);
+  EXPECT_EQ(by_memory.limited_by, "memory");
+  EXPECT_EQ(s::largest_batch_words(by_memory), std::to_string(by_memory.largest));
+  nlohmann::json recorded = search;
+  EXPECT_EQ(s::batch_search_from_json(recorded).limited_by, "index_limit") << "kept for a resumed run's notes";
 }
 
 // A suite of the test's own with a regular case and a largest-batch case of two arms, one of
