@@ -8,10 +8,10 @@
 #include "tipbench/runner.h"
 
 #include "simulated_allocator.h"
+#include "tiny_run.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -93,21 +93,9 @@ class SimulatedSuite final : public tipbench::Suite {
 };
 
 std::vector<tipbench::SuiteResult> run(const tipbench::Suite& suite, int blocks) {
-  tipbench::RunPlan plan;
-  plan.suites = {&suite};
-  plan.settings.blocks = blocks;
+  auto plan = tipbench::testing::tiny_run_plan(suite, blocks);
   plan.settings.min_blocks = blocks;
-  plan.settings.warmup_min_steps = 2;
-  plan.settings.warmup_max_steps = 3;
-  plan.settings.warmup_window = 1;
-  plan.settings.trial_min_steps = 3;
-  plan.settings.trial_min_time_s = 0.0001;
-  plan.settings.bootstrap_resamples = 100;
-  std::FILE* quiet = std::tmpfile();
-  tipbench::Progress progress(/*tty=*/false, quiet);
-  auto results = tipbench::run_suites(plan, progress);
-  std::fclose(quiet);
-  return results;
+  return tipbench::testing::run_quietly(plan);
 }
 
 const ArmResult& arm_named(const tipbench::SuiteResult& r, const std::string& name) {

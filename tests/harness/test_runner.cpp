@@ -6,6 +6,7 @@
 #include "tipbench/runner.h"
 
 #include "cuda_required.h"
+#include "tiny_run.h"
 
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
@@ -92,19 +93,8 @@ class ScriptedSuite final : public tipbench::Suite {
   std::vector<std::string> models_;
 };
 
-// Trials of a few microseconds: the runner's bookkeeping is under test, not the timing.
-tipbench::RunPlan tiny_plan(const tipbench::Suite& suite, int blocks) {
-  tipbench::RunPlan plan;
-  plan.suites = {&suite};
-  plan.settings.blocks = blocks;
-  plan.settings.warmup_min_steps = 1;
-  plan.settings.warmup_max_steps = 2;
-  plan.settings.warmup_window = 1;
-  plan.settings.trial_min_steps = 3;
-  plan.settings.trial_min_time_s = 0.001;
-  plan.settings.bootstrap_resamples = 200;
-  return plan;
-}
+using tipbench::testing::tiny_run_plan;
+tipbench::RunPlan tiny_plan(const tipbench::Suite& suite, int blocks) { return tiny_run_plan(suite, blocks); }
 
 struct RunOutcome {
   std::vector<SuiteResult> suites;

@@ -11,6 +11,8 @@
 #include "tipbench/registry.h"
 #include "tipbench/runner.h"
 
+#include "tiny_run.h"
+
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -185,26 +187,8 @@ class SearchingSuite final : public tipbench::Suite {
   s::LargestBatchCases largest_;
 };
 
-tipbench::RunPlan one_block_plan(const tipbench::Suite& suite) {
-  tipbench::RunPlan plan;
-  plan.suites = {&suite};
-  plan.settings.blocks = 1;
-  plan.settings.warmup_min_steps = 1;
-  plan.settings.warmup_max_steps = 2;
-  plan.settings.warmup_window = 1;
-  plan.settings.trial_min_steps = 2;
-  plan.settings.trial_min_time_s = 0.001;
-  plan.settings.bootstrap_resamples = 100;
-  return plan;
-}
-
-std::vector<tipbench::SuiteResult> run_quietly(const tipbench::RunPlan& plan) {
-  std::FILE* quiet = std::tmpfile();
-  tipbench::Progress progress(/*tty=*/false, quiet);
-  auto results = tipbench::run_suites(plan, progress);
-  std::fclose(quiet);
-  return results;
-}
+tipbench::RunPlan one_block_plan(const tipbench::Suite& suite) { return tipbench::testing::tiny_run_plan(suite, 1); }
+using tipbench::testing::run_quietly;
 
 TEST(LargestBatchCases, AFailedSearchFailsOnlyItsOwnArm) {
   const SearchingSuite suite;

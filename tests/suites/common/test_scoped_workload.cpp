@@ -6,9 +6,10 @@
 #include "common/scoped_workload.h"
 #include "tipbench/runner.h"
 
+#include "tiny_run.h"
+
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -66,19 +67,9 @@ class KnobSuite final : public tipbench::Suite {
 
 TEST(ScopedWorkload, AKeptArmSetsItsKnobForItsOwnTrialsOnly) {
   const KnobSuite suite;
-  tipbench::RunPlan plan;
-  plan.suites = {&suite};
-  plan.settings.blocks = plan.settings.min_blocks = 5;
-  plan.settings.warmup_min_steps = 1;
-  plan.settings.warmup_max_steps = 2;
-  plan.settings.warmup_window = 1;
-  plan.settings.trial_min_steps = 3;
-  plan.settings.trial_min_time_s = 0.0001;
-  plan.settings.bootstrap_resamples = 100;
-  std::FILE* quiet = std::tmpfile();
-  tipbench::Progress progress(/*tty=*/false, quiet);
-  const auto results = tipbench::run_suites(plan, progress);
-  std::fclose(quiet);
+  auto plan = tipbench::testing::tiny_run_plan(suite, 5);
+  plan.settings.min_blocks = 5;
+  const auto results = tipbench::testing::run_quietly(plan);
   EXPECT_EQ(suite.wrong, 0) << "a step ran under another arm's knob";
   EXPECT_EQ(suite.builds, 3) << "every arm built once and kept";
   EXPECT_EQ(knob, 0) << "put back when the case released its arms";
