@@ -24,11 +24,6 @@ bool is_largest_batch_case(const CaseSpec& c) {
                      [](const auto& kv) { return kv.first == "batch" && kv.second == kLargest; });
 }
 
-std::optional<std::int64_t> largest_batch_found(const ArmResult& arm) {
-  if (!arm.info.contains("largest_batch_search")) return std::nullopt;
-  return arm.info["largest_batch_search"].value("largest", std::int64_t{0});
-}
-
 std::optional<std::string> largest_batch_text(const ArmResult& arm) {
   if (!arm.info.contains("largest_batch_search")) return std::nullopt;
   try {

@@ -11,7 +11,7 @@
 //   class Inference final : public SuiteWithLargestBatch {
 //     Inference() : SuiteWithLargestBatch(make_at) {}
 //     cases:  return training_cases(context, arms, {}, {.largest_batch = true});
-//     notes:  if (auto found = largest_batch_found(arm)) ...
+//     notes:  if (auto found = largest_batch_text(arm)) ...
 #pragma once
 
 #include "common/device_memory.h"
@@ -28,10 +28,9 @@ namespace tipbench::suites {
 
 CaseSpec largest_batch_case(const std::string& model, std::vector<ArmSpec> arms);
 bool is_largest_batch_case(const CaseSpec& c);
-// The largest batch the search found for this arm's trials (its info); none for another case.
-std::optional<std::int64_t> largest_batch_found(const ArmResult& arm);
-// The same for a note: "2674", or "2674 (the 32-bit index limit: memory was not reached)" where
-// the search stopped at a cap, not at memory (device_memory.h, BatchSearch::limited_by).
+// The largest batch the search found for this arm's trials (its info), for a note: "2674", or
+// "2674 (the 32-bit index limit: memory was not reached)" where the search stopped at a cap, not
+// at memory (device_memory.h, BatchSearch::limited_by); none for another case.
 std::optional<std::string> largest_batch_text(const ArmResult& arm);
 
 class LargestBatchCases {
