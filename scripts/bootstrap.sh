@@ -53,9 +53,9 @@ debian_packages=(cmake ninja-build ccache clang g++ python3-venv libcli11-dev nl
                  libsqlite3-dev                          # the history store (harness/history)
                  libpq-dev                               # ... and its PostgreSQL backend (libpq)
                  libboost-math-dev)                      # Student's t for history detect (header-only)
-# Test-only: headless Chromium renders the HTML report in tests/gate (the test skips without it);
+# Test-only: headless Chromium renders the HTML report in tests/reports (the test skips without it);
 # clang-format 14 (Debian 12's) checks the code's layout (scripts/check-format.sh); PostgreSQL 15's
-# server runs throw-away in tests/history (its tests fail without it); Slurm and MUNGE make a
+# server runs throw-away in tests/harness/history (its tests fail without it); Slurm and MUNGE make a
 # throw-away two-node cluster in tests/distributed/slurm (never slurm-wlm-emulator: front-end
 # mode gives every task node 0).
 test_debian_packages=(chromium clang-format-14 postgresql-15 slurmctld slurmd slurm-client munge)

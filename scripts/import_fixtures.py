@@ -2,7 +2,7 @@
 """The first call's fixtures (run.sh first-call's first-call-fixtures.tar.gz, docs/gpu.md) as CPU
 tests: each profiled-event list that a run recorded beside the breakdown its trial kept becomes one
 pair file, {"profiled": <the events>, "recorded_breakdown": <the trial's breakdown>}, that
-ProfiledSteps.RecordedListsReduceToTheBreakdownsTheirRunsRecorded (test_core) reduces again and
+ProfiledSteps.RecordedListsReduceToTheBreakdownsTheirRunsRecorded (test_explain) reduces again and
 compares. Standard library only.
 
     scripts/import_fixtures.py TARBALL --into tests/fixtures/profiled/<kind> [--max N]

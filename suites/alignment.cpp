@@ -10,7 +10,7 @@
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/models/vit.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <fmt/format.h>
 

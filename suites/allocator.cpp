@@ -20,7 +20,7 @@
 #include "tipbench/data/dataset.h"
 #include "tipbench/data/system.h"
 #include "tipbench/models/model.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <fmt/format.h>
 

@@ -21,8 +21,8 @@
 #include "common/recipe.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

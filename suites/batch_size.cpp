@@ -15,8 +15,8 @@
 #include "batch_size/time_to_accuracy.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include "common/python_step.h"
 #include "common/recipe.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 namespace tipbench::suites {
 

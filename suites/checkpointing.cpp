@@ -16,7 +16,7 @@
 #include "checkpointing/segments.h"
 #include "common/training.h"
 #include "tipbench/models/model.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 #include "common/optimizers.h"
 
 #include <fmt/format.h>

@@ -9,8 +9,8 @@
 #include "common/python_step.h"
 #include "common/recipe.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 

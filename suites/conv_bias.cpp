@@ -4,7 +4,7 @@
 // Baseline: nn.Conv2d's default, bias=true. Treatment: bias=false (what torchvision does).
 #include "common/recipe.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 namespace tipbench::suites {
 

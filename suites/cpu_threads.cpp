@@ -9,7 +9,7 @@
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "tipbench/data/system.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>

@@ -8,7 +8,7 @@
 #include "common/recipe.h"
 #include "cuda_graphs/captured_step.h"
 #include "common/step_policy.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 namespace tipbench::suites {
 

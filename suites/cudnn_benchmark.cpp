@@ -14,8 +14,8 @@
 #include "common/input_shapes.h"
 #include "common/recipe.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <ATen/Context.h>
 

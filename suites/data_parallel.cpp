@@ -11,9 +11,9 @@
 #include "distributed/ddp_workload.h"
 #include "distributed/dp_workload.h"
 #include "distributed/session.h"
-#include "tipbench/registry.h"
-#include "tipbench/stats.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/statistics/stats.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 #include <torch/cuda.h>

@@ -17,7 +17,7 @@
 #include "tipbench/data/nvjpeg_decoder.h"
 #include "tipbench/data/system.h"
 #include "tipbench/models/model.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 // Both knobs are process-wide: the workload switches them back off when the trial ends.
 #include "common/scoped_workload.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <torch/csrc/autograd/anomaly_mode.h>
 #include <torch/csrc/autograd/profiler_kineto.h>

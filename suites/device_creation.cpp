@@ -5,7 +5,7 @@
 // tensor of the input's shape (added to the input, as a noise augmentation would).
 // Baseline: made on the host and copied (the common pattern). Treatment: made on the device.
 #include "common/step_policy.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 namespace tipbench::suites {
 

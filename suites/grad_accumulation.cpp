@@ -5,7 +5,7 @@
 // Baseline: k = 1 (the whole batch at once). Treatments: k = 2, 4, 8 (--quick: 4). The note states the memory
 // saved per unit of throughput lost.
 #include "common/step_policy.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

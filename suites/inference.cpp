@@ -11,7 +11,7 @@
 #include "common/recipe.h"
 #include "common/training.h"
 #include "tipbench/models/model.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <torch/torch.h>
 

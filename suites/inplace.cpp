@@ -5,7 +5,7 @@
 // ViTs' activation is GELU, whose backward needs its input.
 #include "common/recipe.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 namespace tipbench::suites {
 

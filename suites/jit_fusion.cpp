@@ -15,7 +15,7 @@
 #include "common/training.h"
 #include "tipbench/models/model.h"
 #include "tipbench/models/vit.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 #include "common/optimizers.h"
 
 #include <fmt/format.h>

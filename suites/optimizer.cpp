@@ -12,7 +12,7 @@
 #include "common/optimizers.h"
 #include "common/recipe.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <torch/torch.h>
 

@@ -18,8 +18,8 @@
 #include "common/input_shapes.h"
 #include "common/training.h"
 #include "preallocate/preallocate_step.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <torch/cuda.h>
 

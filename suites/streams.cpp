@@ -13,7 +13,7 @@
 #include "common/scoped_workload.h"
 #include "common/training.h"
 #include "streams/parallel_vit.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

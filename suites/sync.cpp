@@ -7,7 +7,7 @@
 // Baseline: loss.item() every step (what most logging loops do). Treatments: every 50 steps;
 // never (summed on the device).
 #include "common/step_policy.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 namespace tipbench::suites {
 

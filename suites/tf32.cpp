@@ -9,7 +9,7 @@
 #include "common/recipe.h"
 #include "common/scoped_workload.h"
 #include "common/training.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 namespace tipbench::suites {
 

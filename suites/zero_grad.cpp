@@ -3,7 +3,7 @@
 // Baseline: LibTorch's default, zero_grad(set_to_none=true). Treatment: zero_grad(false).
 #include "common/python_step.h"
 #include "common/step_policy.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 namespace tipbench::suites {
 

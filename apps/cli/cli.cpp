@@ -1,12 +1,12 @@
 #include "cli/cli.h"
 
 #include "cli/commands.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/fresh_arm_check.h"
-#include "tipbench/result.h"
-#include "tipbench/run_context.h"
-#include "tipbench/trial.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/measure/fresh_arm_check.h"
+#include "tipbench/results/result.h"
+#include "tipbench/machine/run_context.h"
+#include "tipbench/measure/trial.h"
 
 #include "cli/shared/model_file_setup.h"
 

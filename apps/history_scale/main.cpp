@@ -6,8 +6,8 @@
 #include "tipbench/history/detect.h"
 #include "tipbench/history/store.h"
 #include "tipbench/history/trends.h"
-#include "tipbench/result.h"
-#include "tipbench/summary.h"
+#include "tipbench/results/result.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 

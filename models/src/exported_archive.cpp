@@ -5,7 +5,7 @@
 #include "exported_program.h"
 
 #include "serde_types.h"
-#include "tipbench/error_text.h"
+#include "tipbench/common/error_text.h"
 
 #include <caffe2/serialize/in_memory_adapter.h>
 #include <caffe2/serialize/inline_container.h>

@@ -3,8 +3,8 @@
 #include "exported_model.h"
 #include "model_registry.h"
 #include "scripted_model.h"
-#include "tipbench/error_text.h"
-#include "tipbench/sha256.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/sha256.h"
 
 #include <torch/csrc/jit/codegen/fuser/interface.h>
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>

@@ -1,4 +1,4 @@
-"""A trial's steps timed as the C++ harness times its own (harness/src/step_timer.cpp,
+"""A trial's steps timed as the C++ harness times its own (harness/device/src/step_timer.cpp,
 memory_probe.cpp), in this process, where they run: on CUDA an event recorded after each step on
 the current stream (one untimed step first, not waited for, so the first timed step holds no
 launch latency), on a CPU the monotonic clock and the process's CPU time per step. Memory: CUDA

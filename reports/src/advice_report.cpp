@@ -1,7 +1,7 @@
 #include "tipbench/reports/advice_report.h"
 
-#include "tipbench/escape.h"
-#include "tipbench/stats.h"
+#include "tipbench/common/escape.h"
+#include "tipbench/statistics/stats.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,8 +1,8 @@
 #include "advice_section.h"
 
-#include "tipbench/escape.h"
-#include "tipbench/stats.h"
-#include "tipbench/summary.h"
+#include "tipbench/common/escape.h"
+#include "tipbench/statistics/stats.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -3,7 +3,7 @@
 // each tip's worth inside the recipe, and the code. advice.md is advice_report.cpp's.
 #pragma once
 
-#include "tipbench/advice.h"
+#include "tipbench/results/advice.h"
 
 #include <string>
 

@@ -1,11 +1,11 @@
 #include "tipbench/reports/comparison_report.h"
 
-#include "tipbench/explain.h"
+#include "tipbench/explain/explain.h"
 #include "tipbench/gate/explain_checks.h"
 
 #include "tipbench/reports/mfu.h"
 
-#include "tipbench/escape.h"
+#include "tipbench/common/escape.h"
 #include "tipbench/reports/format.h"
 
 #include <fmt/format.h>

@@ -1,12 +1,12 @@
 #include "tipbench/reports/console.h"
 
-#include "tipbench/explain.h"
+#include "tipbench/explain/explain.h"
 
 #include "tipbench/reports/mfu.h"
 
 #include "tipbench/reports/format.h"
-#include "tipbench/run_conditions.h"
-#include "tipbench/warmup_check.h"
+#include "tipbench/environment/run_conditions.h"
+#include "tipbench/results/warmup_check.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,6 +1,6 @@
 #include "findings_section.h"
 
-#include "tipbench/escape.h"
+#include "tipbench/common/escape.h"
 #include "tipbench/reports/format.h"
 #include "tipbench/reports/mfu.h"
 

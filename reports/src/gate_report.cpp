@@ -1,7 +1,7 @@
 #include "tipbench/reports/gate_report.h"
 
-#include "tipbench/escape.h"
-#include "tipbench/explain.h"
+#include "tipbench/common/escape.h"
+#include "tipbench/explain/explain.h"
 #include "tipbench/reports/format.h"
 #include "tipbench/reports/run_set.h"
 

@@ -1,6 +1,6 @@
 #include "tipbench/reports/gbench.h"
 
-#include "tipbench/stats.h"
+#include "tipbench/statistics/stats.h"
 
 #include <numeric>
 

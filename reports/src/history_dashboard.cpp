@@ -1,8 +1,8 @@
 #include "tipbench/reports/history_dashboard.h"
 
 #include "history_dashboard_page.h"
-#include "tipbench/atomic_file.h"
-#include "tipbench/escape.h"
+#include "tipbench/common/atomic_file.h"
+#include "tipbench/common/escape.h"
 
 #include <fmt/format.h>
 

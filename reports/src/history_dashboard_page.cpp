@@ -1,6 +1,6 @@
 #include "history_dashboard_page.h"
 
-#include "tipbench/escape.h"
+#include "tipbench/common/escape.h"
 
 namespace tipbench::reports {
 

@@ -6,9 +6,9 @@
 #include "findings_section.h"
 #include "why_section.h"
 #include "html_script.h"
-#include "tipbench/escape.h"
+#include "tipbench/common/escape.h"
 #include "tipbench/reports/format.h"
-#include "tipbench/sha256.h"
+#include "tipbench/common/sha256.h"
 
 #include <fmt/format.h>
 

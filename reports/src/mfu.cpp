@@ -1,7 +1,7 @@
 #include "tipbench/reports/mfu.h"
 
-#include "tipbench/gpu_peaks.h"
-#include "tipbench/model_flops.h"
+#include "tipbench/environment/gpu_peaks.h"
+#include "tipbench/models/model_flops.h"
 
 #include <fmt/format.h>
 
@@ -86,7 +86,7 @@ std::optional<ArmMfu> arm_mfu(const Result& result, const ArmResult& arm) {
   }
   const DensePeaks* peaks = dense_peaks(gpu->name);
   if (!peaks) {
-    m.why_no_mfu = fmt::format("no dense peak known for {} (harness/src/gpu_peaks.cpp)", gpu->name);
+    m.why_no_mfu = fmt::format("no dense peak known for {} (harness/environment/src/gpu_peaks.cpp)", gpu->name);
     return m;
   }
   m.gpu_kind = peaks->kind;

@@ -4,7 +4,7 @@
 #include "why_section.h"
 
 #include "tipbench/gate/cells.h"
-#include "tipbench/levels.h"
+#include "tipbench/results/levels.h"
 
 #include <fmt/format.h>
 

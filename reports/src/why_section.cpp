@@ -1,7 +1,7 @@
 #include "why_section.h"
 
-#include "tipbench/escape.h"
-#include "tipbench/explain.h"
+#include "tipbench/common/escape.h"
+#include "tipbench/explain/explain.h"
 #include "tipbench/gate/explain_checks.h"
 
 #include <fmt/format.h>

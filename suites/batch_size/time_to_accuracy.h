@@ -9,7 +9,7 @@
 #pragma once
 
 #include "learnable_data.h"
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <cstdint>
 #include <memory>

@@ -2,9 +2,9 @@
 
 #include "common/recipe.h"
 
-#include "tipbench/run_conditions.h"
-#include "tipbench/stats.h"
-#include "tipbench/summary.h"
+#include "tipbench/environment/run_conditions.h"
+#include "tipbench/statistics/stats.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// What `tipbench advise` concludes from results (tipbench/advice.h): rank_tips reads the
+// What `tipbench advise` concludes from results (tipbench/results/advice.h): rank_tips reads the
 // single-tip results of one model and ranks the tips that declare an Ingredient (recipe.h) by
 // their throughput ratio against PyTorch's default; the winners (faster, not left out by a label,
 // able to go together) form the recipe. read_recipe adds the recipe suite's run of them.
@@ -6,7 +6,7 @@
 //   read_recipe(recipe_run, advice);   // advice.outcome
 #pragma once
 
-#include "tipbench/advice.h"
+#include "tipbench/results/advice.h"
 
 #include <set>
 #include <string>

@@ -1,6 +1,6 @@
 #include "autocast.h"
 
-#include "tipbench/error_text.h"
+#include "tipbench/common/error_text.h"
 
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>

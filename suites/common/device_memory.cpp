@@ -1,9 +1,9 @@
 #include "device_memory.h"
 
 #include "tensor_extent.h"
-#include "tipbench/checked_text.h"
-#include "tipbench/device_allocator.h"
-#include "tipbench/json_number.h"
+#include "tipbench/common/checked_text.h"
+#include "tipbench/device/device_allocator.h"
+#include "tipbench/common/json_number.h"
 
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/util/Exception.h>

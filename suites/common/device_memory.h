@@ -5,7 +5,7 @@
 //   s.largest;   // 0 when not even `start`'s halvings down to 1 fit; s.probes records every try
 #pragma once
 
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>

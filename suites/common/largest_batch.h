@@ -15,7 +15,7 @@
 #pragma once
 
 #include "common/device_memory.h"
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <cstdint>
 #include <functional>

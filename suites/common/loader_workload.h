@@ -20,7 +20,7 @@
 
 #include "tipbench/data/dataset.h"
 #include "tipbench/data/loader_options.h"
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <memory>
 #include <string>

@@ -1,11 +1,11 @@
 #include "python_step.h"
 
 #include "python_worker.h"
-#include "tipbench/child_runs.h"  // make_dirs
-#include "tipbench/model_flops.h"
+#include "tipbench/processes/child_runs.h"  // make_dirs
+#include "tipbench/models/model_flops.h"
 #include "tipbench/models/model.h"
 #include "tipbench/models/model_file.h"
-#include "tipbench/summary.h"
+#include "tipbench/results/summary.h"
 #include "training.h"  // TrainingSpec
 
 #include <ATen/Parallel.h>

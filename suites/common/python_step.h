@@ -9,8 +9,8 @@
 
 #include "autocast.h"
 #include "python_lines.h"
-#include "tipbench/suite.h"
-#include "tipbench/suite_options.h"
+#include "tipbench/suite/suite.h"
+#include "tipbench/results/suite_options.h"
 
 #include <cstdint>
 #include <map>

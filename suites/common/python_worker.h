@@ -6,7 +6,7 @@
 //   nlohmann::json hello = worker.request({{"op", "hello"}}, std::chrono::seconds(60));
 #pragma once
 
-#include "tipbench/suite.h"  // ArmUnavailable
+#include "tipbench/suite/suite.h"  // ArmUnavailable
 
 #include <nlohmann/json.hpp>
 

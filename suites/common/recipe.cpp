@@ -1,7 +1,7 @@
 #include "recipe.h"
 
-#include "tipbench/registry.h"
-#include "tipbench/result.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/result.h"
 
 #include <algorithm>
 #include <stdexcept>

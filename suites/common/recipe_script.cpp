@@ -1,6 +1,6 @@
 #include "recipe_script.h"
 
-#include "tipbench/escape.h"
+#include "tipbench/common/escape.h"
 
 #include <fmt/format.h>
 

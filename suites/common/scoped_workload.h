@@ -9,7 +9,7 @@
 // back for the other arms, and takes it back before the next, which sets the knob again.
 #pragma once
 
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <functional>
 #include <memory>

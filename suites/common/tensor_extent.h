@@ -8,7 +8,7 @@
 //   std::int64_t cap = batch_limit_for_32bit_indexing(per_sample);   // e.g. 2674 for resnet50 at 224 px
 #pragma once
 
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,6 @@
 #include "training.h"
 
-#include "tipbench/model_flops.h"
+#include "tipbench/models/model_flops.h"
 
 #include "largest_batch.h"
 

@@ -11,7 +11,7 @@
 #include "autocast.h"
 #include "optimizers.h"
 #include "tipbench/models/model.h"
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <cstdint>
 #include <functional>

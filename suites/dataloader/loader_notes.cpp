@@ -1,7 +1,7 @@
 #include "loader_notes.h"
 
-#include "tipbench/stats.h"
-#include "tipbench/summary.h"
+#include "tipbench/statistics/stats.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -5,7 +5,7 @@
 //   sr.notes = dataloader_notes(suite_result, settings);
 #pragma once
 
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 #include "distributed/command_channel.h"
 
 #include "distributed/rank_exit.h"
-#include "tipbench/error_text.h"
+#include "tipbench/common/error_text.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 

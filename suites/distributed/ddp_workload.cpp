@@ -4,7 +4,7 @@
 #include "distributed/session.h"
 #include "distributed/step_phases.h"
 #include "distributed/test_fault.h"
-#include "tipbench/error_text.h"
+#include "tipbench/common/error_text.h"
 #include "common/optimizers.h"
 
 #include <fmt/format.h>

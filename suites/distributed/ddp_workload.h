@@ -11,7 +11,7 @@
 
 #include "common/training.h"
 #include "distributed/ddp_reducer.h"
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <memory>
 

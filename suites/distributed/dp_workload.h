@@ -9,7 +9,7 @@
 #pragma once
 
 #include "common/training.h"
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <memory>
 

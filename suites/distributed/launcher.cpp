@@ -2,7 +2,7 @@
 
 #include "distributed/session.h"
 
-#include "tipbench/exit_codes.h"
+#include "tipbench/common/exit_codes.h"
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 

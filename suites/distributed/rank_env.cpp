@@ -1,6 +1,6 @@
 #include "distributed/rank_env.h"
 
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 #include "distributed/rank_exit.h"
 
 #include "distributed/rendezvous_store.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #include "distributed/rendezvous.h"
 
 #include "distributed/rendezvous_store.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 

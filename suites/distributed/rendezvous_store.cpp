@@ -1,7 +1,7 @@
 #include "distributed/rendezvous_store.h"
 
-#include "tipbench/error_text.h"
-#include "tipbench/result.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/results/result.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>

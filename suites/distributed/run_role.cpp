@@ -2,8 +2,8 @@
 
 #include "distributed/session.h"
 #include "distributed/test_fault.h"
-#include "tipbench/error_text.h"
-#include "tipbench/result.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/results/result.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

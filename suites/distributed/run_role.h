@@ -7,7 +7,7 @@
 #pragma once
 
 #include "distributed/rank_env.h"
-#include "tipbench/suite.h"
+#include "tipbench/suite/suite.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "distributed/session.h"
 
 #include "distributed/groups.h"
-#include "tipbench/device_init.h"
+#include "tipbench/device/device_init.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 

@@ -1,6 +1,6 @@
 #include "distributed/step_phases.h"
 
-#include "tipbench/cuda_event_pool.h"
+#include "tipbench/device/cuda_event_pool.h"
 
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAStream.h>

@@ -2,8 +2,8 @@
 // quick run of every suite writes its ranked advice, the recipe's measurement, report.html and a
 // recipe.py that runs in the project's Python; a recipe run has its leave-one-out arms and their
 // worth; bad input is one line and exit 2.
-#include "tipbench/exit_codes.h"
-#include "tipbench/result.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/results/result.h"
 
 #include "child_process.h"
 #include "every_suite_run.h"

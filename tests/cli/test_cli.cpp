@@ -2,11 +2,12 @@
 // in-process through tipbench::cli::main and as the real binary (TIPBENCH_BINARY) in a child
 // process: a whole --quick run, replacing an existing --out, and an interrupted run that must
 // leave an existing result file untouched.
-#include "tipbench/exit_codes.h"
-#include "tipbench/fingerprint.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/environment/fingerprint.h"
+#include "tipbench/machine/collect_fingerprint.h"
 #include "tipbench/models/model.h"
-#include "tipbench/registry.h"
-#include "tipbench/result.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/result.h"
 #include "cli/run/run_options.h"
 #include "cli/run/run_resume.h"
 

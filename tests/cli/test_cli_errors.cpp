@@ -4,8 +4,8 @@
 // taken as a value, a negative seed, DBL_MAX in a message, an unknown flag, two report inputs of
 // one name) and rank counts beyond the cores. The binary runs in child processes, so this test
 // links no LibTorch.
-#include "tipbench/exit_codes.h"
-#include "tipbench/result.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/results/result.h"
 
 #include "child_process.h"
 #include "scratch_dir.h"

@@ -3,8 +3,8 @@
 // and the glibc arm clears a preload the parent process was started with; debug_apis's profiler
 // arm and --profile share a run. And the device bundle's fresh-arms check (`tipbench
 // __fresh-arms`), rehearsed on the CPU: one line per suite, ok / skipped with the reason.
-#include "tipbench/exit_codes.h"
-#include "tipbench/result.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/results/result.h"
 
 #include "child_process.h"
 #include "scratch_dir.h"

@@ -3,9 +3,9 @@
 // file's identity, trains it in process and in fresh-process trials, and says why a tip that edits
 // the model cannot run; every bad file ends in one line and exit 2 with nothing written; the gate
 // pairs two versions of a model and refuses what cannot pair.
-#include "tipbench/exit_codes.h"
-#include "tipbench/recorded_options.h"
-#include "tipbench/result.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/results/recorded_options.h"
+#include "tipbench/results/result.h"
 
 #include "child_process.h"
 #include "model_files.h"

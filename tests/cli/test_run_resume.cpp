@@ -2,9 +2,9 @@
 // first case by SIGINT, SIGTERM or kill -9 keeps that case in <out>.partial and says so;
 // `run --resume` measures only the rest and writes the result the run would have written; a
 // resume with other options or of another machine's run is refused (exit 2).
-#include "tipbench/exit_codes.h"
-#include "tipbench/partial_run.h"
-#include "tipbench/result.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/results/partial_run.h"
+#include "tipbench/results/result.h"
 
 #include "child_process.h"
 #include "running_child.h"

@@ -7,8 +7,8 @@
 #include "tipbench/data/draw.h"
 #include "tipbench/data/jpeg.h"
 #include "tipbench/data/loader_options.h"
-#include "tipbench/result.h"
-#include "tipbench/sha256.h"
+#include "tipbench/results/result.h"
+#include "tipbench/common/sha256.h"
 
 #include "scratch_dir.h"
 

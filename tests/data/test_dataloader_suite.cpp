@@ -3,10 +3,10 @@
 // arms and notes, the loader-only ceiling of every arm, a missing dataset and the corrupt-file
 // policies in every arm.
 #include "tipbench/data/dataset.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/registry.h"
-#include "tipbench/result.h"
-#include "tipbench/trial.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/result.h"
+#include "tipbench/measure/trial.h"
 
 #include "cli_capture.h"
 #include "scratch_dir.h"

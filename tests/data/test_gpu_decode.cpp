@@ -9,7 +9,7 @@
 #include "tipbench/data/jpeg.h"
 #include "tipbench/data/loader.h"
 #include "tipbench/data/nvjpeg_decoder.h"
-#include "tipbench/result.h"  // InputError
+#include "tipbench/results/result.h"  // InputError
 
 #include "cuda_required.h"
 #include "scratch_dir.h"

@@ -4,7 +4,7 @@
 #include "tipbench/data/device_feeder.h"
 #include "tipbench/data/loader.h"
 #include "tipbench/models/model.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include "cuda_required.h"
 #include "scratch_dir.h"

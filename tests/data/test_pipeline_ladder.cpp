@@ -3,7 +3,7 @@
 // later epoch from RAM and never caches a corrupt file (it is skipped and counted every epoch).
 #include "tipbench/data/device_normalize.h"
 #include "tipbench/data/loader.h"
-#include "tipbench/result.h"  // InputError
+#include "tipbench/results/result.h"  // InputError
 
 #include "scratch_dir.h"
 

@@ -6,8 +6,8 @@
 
 #include "child_process.h"
 #include "test_paths.h"
-#include "tipbench/levels.h"
-#include "tipbench/result.h"
+#include "tipbench/results/levels.h"
+#include "tipbench/results/result.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

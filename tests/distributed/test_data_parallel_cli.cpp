@@ -2,8 +2,8 @@
 // CPU (Gloo): `--nproc 2` and torchrun runs that gather rank 1's measurements into rank 0's
 // result; a rank killed or stopped mid-run ends the run within 60 s naming the rank, with the
 // previous result file left as it was; a rendezvous port in use is a clear error (exit 2).
-#include "tipbench/exit_codes.h"
-#include "tipbench/result.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/results/result.h"
 
 #include "child_process.h"
 #include "launch_support.h"

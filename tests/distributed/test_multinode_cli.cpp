@@ -3,7 +3,7 @@
 // one line and exit 2 before any measuring: ranks that disagree on the run, a loopback
 // MASTER_ADDR across nodes, a WORLD_SIZE that contradicts Slurm's, and a node that never joins,
 // named. The Slurm cluster itself is tests/distributed/slurm/test_slurm_cluster.sh.
-#include "tipbench/exit_codes.h"
+#include "tipbench/common/exit_codes.h"
 
 #include "launch_support.h"
 #include "running_child.h"

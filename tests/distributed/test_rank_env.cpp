@@ -3,7 +3,7 @@
 // per node, the errors for missing, malformed or contradictory values, and which GPU a rank takes.
 #include "distributed/rank_env.h"
 #include "distributed/rank_places.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <gtest/gtest.h>
 

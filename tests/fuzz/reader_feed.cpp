@@ -4,9 +4,9 @@
 #include "tipbench/gate/baseline_store.h"
 #include "tipbench/gate/compare.h"
 #include "tipbench/gate/gate_config.h"
-#include "tipbench/partial_run.h"
-#include "tipbench/recorded_options.h"
-#include "tipbench/result.h"
+#include "tipbench/results/partial_run.h"
+#include "tipbench/results/recorded_options.h"
+#include "tipbench/results/result.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -11,8 +11,8 @@
 #include "scratch_dir.h"
 #include "test_paths.h"
 #include "tipbench/data/dataset.h"
-#include "tipbench/json_number.h"
-#include "tipbench/result.h"
+#include "tipbench/common/json_number.h"
+#include "tipbench/results/result.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,10 +1,10 @@
-// The model FLOP table (tipbench/model_flops.h): each row's model is the C++ model (its parameter count),
+// The model FLOP table (tipbench/models/model_flops.h): each row's model is the C++ model (its parameter count),
 // and the table is what PyTorch's own counter counts now, the attention's matrix products included
 // (scripts/count_flops.py --check: it also shows that on a CPU the counter misses exactly the
 // attention term when attention runs its fused kernel).
 #include "child_process.h"
 #include "test_paths.h"
-#include "tipbench/model_flops.h"
+#include "tipbench/models/model_flops.h"
 #include "tipbench/models/model.h"
 
 #include <gtest/gtest.h>
@@ -44,9 +44,9 @@ TEST(ModelFlops, EveryRowIsABuiltInModelAtItsOwnImageSize) {
 TEST(ModelFlops, TheTableIsWhatPyTorchsCounterCounts) {
   const std::string source = TIPBENCH_SOURCE_DIR;
   const auto dir = tipbench::testing::fresh_scratch_dir("model_flops");
-  const auto ran = tipbench::testing::run_child(
-      {TIPBENCH_PYTHON, source + "/scripts/count_flops.py", "--check", source + "/harness/src/model_flop_table.cpp"},
-      dir / "out.txt", dir / "err.txt");
+  const auto ran = tipbench::testing::run_child({TIPBENCH_PYTHON, source + "/scripts/count_flops.py", "--check",
+                                                 source + "/models/flops/src/model_flop_table.cpp"},
+                                                dir / "out.txt", dir / "err.txt");
   if (ran.code != 0 && ran.err.find("No module named 'torchvision'") != std::string::npos) {
     GTEST_SKIP() << "torchvision is not installed in " << TIPBENCH_PYTHON;
   }

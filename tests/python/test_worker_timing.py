@@ -1,7 +1,7 @@
 """The Python worker's CUDA timing (python/tipbench_worker/timing.py) on a stand-in device, since a
 CPU has none: the stand-in queues each step's work on a stream and runs it later, as a GPU does,
 so the test sees what the worker's method measures. It must time as the harness times its own
-steps (harness/src/step_timer.cpp, trial.cpp): the events made before the first step, one untimed
+steps (harness/device/src/step_timer.cpp, trial.cpp): the events made before the first step, one untimed
 step left queued before the first timed one, an event after each step on the current stream, one
 synchronisation on the last event before any elapsed time is read; and its memory as the
 harness's probe reads the caching allocator (the whole trial's peak and the timed steps' own).

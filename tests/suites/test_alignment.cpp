@@ -1,8 +1,8 @@
 // The alignment suite (suites/alignment.cpp): what it plans on a CPU (cases, arms, skips with reasons)
 // and what it concludes.
 #include "suite_plan.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // The amp suite (suites/amp.cpp): what it plans on a CPU (cases, arms, skips with reasons), the
 // arms it builds, and (test_note_verdicts.cpp) what its notes conclude.
 #include "suite_plan.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <gtest/gtest.h>
 

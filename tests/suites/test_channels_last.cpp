@@ -1,10 +1,10 @@
 // The channels_last suite (suites/channels_last.cpp): what it plans on a CPU (cases, arms, skips with reasons)
 // and what it concludes.
 #include "suite_plan.h"
-#include "tipbench/explain.h"
-#include "tipbench/registry.h"
-#include "tipbench/trial.h"
-#include "tipbench/summary.h"
+#include "tipbench/explain/explain.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/measure/trial.h"
+#include "tipbench/results/summary.h"
 
 #include <gtest/gtest.h>
 

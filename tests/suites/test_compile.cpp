@@ -5,10 +5,10 @@
 #include "common/python_step.h"
 #include "model_files.h"
 #include "suite_plan.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 #include "tipbench/models/model_file.h"
-#include "tipbench/summary.h"
-#include "tipbench/trial.h"
+#include "tipbench/results/summary.h"
+#include "tipbench/measure/trial.h"
 
 #include <gtest/gtest.h>
 

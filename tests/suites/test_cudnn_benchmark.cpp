@@ -2,8 +2,8 @@
 // with the setting off and on), fresh-process trials, and the reasons it skips.
 #include "common/input_shapes.h"
 #include "suite_plan.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <ATen/Context.h>
 #include <gtest/gtest.h>

@@ -3,8 +3,8 @@
 #include "determinism/determinism.h"
 #include "allocator/malloc_provider.h"
 #include "suite_plan.h"
-#include "tipbench/registry.h"
-#include "tipbench/trial.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/measure/trial.h"
 
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>

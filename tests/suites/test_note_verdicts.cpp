@@ -4,7 +4,7 @@
 // loader ceiling), each with a block where a trial recorded no throughput and a block only one
 // arm ran.
 #include "suite_plan.h"
-#include "tipbench/summary.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

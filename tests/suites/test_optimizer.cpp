@@ -6,8 +6,8 @@
 #include "common/training.h"
 #include "suite_plan.h"
 #include "test_paths.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -7,8 +7,8 @@
 #include "child_process.h"
 #include "suite_plan.h"
 #include "test_paths.h"
-#include "tipbench/result.h"
-#include "tipbench/trial.h"
+#include "tipbench/results/result.h"
+#include "tipbench/measure/trial.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>

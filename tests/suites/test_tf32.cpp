@@ -2,8 +2,8 @@
 // and what it concludes.
 #include "common/fp32_math.h"
 #include "suite_plan.h"
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The zero_grad suite (suites/zero_grad.cpp): its plan, and that its treatment arm really fills the
 // gradients with zeros instead of setting them to None.
 #include "suite_plan.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // A caching allocator simulated on the CPU, to the rules of c10/cuda/CUDACachingAllocator.cpp
 // (2.11) that the memory accounting depends on, for tests that drive the harness's CUDA memory
-// logic through its seam (tipbench/device_allocator.h):
+// logic through its seam (tipbench/device/device_allocator.h):
 // - a request is rounded up to 512 bytes; up to 1 MiB it is cut from a 2 MiB "small" segment,
 //   from 1 to 10 MiB from a 20 MiB segment, above that from a segment of its own rounded to 2 MiB
 //   (the allocator's header comment; round_size, get_allocation_size);
@@ -12,7 +12,7 @@
 //   first matmul does (CublasHandlePool.cpp), and first_matmul() does the same when it was not.
 #pragma once
 
-#include "tipbench/device_allocator.h"
+#include "tipbench/device/device_allocator.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -4,9 +4,9 @@
 //   EXPECT_EQ(arm_names(cases[0]), (std::vector<std::string>{"every_step", "never"}));
 #pragma once
 
-#include "tipbench/registry.h"
-#include "tipbench/summary.h"
-#include "tipbench/trial.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/summary.h"
+#include "tipbench/measure/trial.h"
 
 #include "text_match.h"
 

@@ -6,9 +6,9 @@
 // every real run's is; `slug` overrides it only to make a file that contradicts itself.
 #pragma once
 
-#include "tipbench/fingerprint.h"
-#include "tipbench/result.h"
-#include "tipbench/summary.h"
+#include "tipbench/environment/fingerprint.h"
+#include "tipbench/results/result.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 //   const auto results = tipbench::testing::run_quietly(plan);
 #pragma once
 
-#include "tipbench/runner.h"
+#include "tipbench/measure/runner.h"
 
 #include <cstdio>
 #include <vector>

@@ -11,12 +11,12 @@
 #include "common/training.h"
 #include "cli/shared/child_runs.h"
 #include "cli/shared/device_choice.h"
-#include "tipbench/atomic_file.h"
-#include "tipbench/exit_codes.h"
+#include "tipbench/common/atomic_file.h"
+#include "tipbench/common/exit_codes.h"
 #include "tipbench/models/model.h"
 #include "tipbench/reports/advice_report.h"
 #include "tipbench/reports/html_report.h"
-#include "tipbench/run_context.h"
+#include "tipbench/machine/run_context.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

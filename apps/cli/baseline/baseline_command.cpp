@@ -2,11 +2,12 @@
 #include "cli/commands.h"
 
 #include "cli/shared/cli_checks.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/fingerprint.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/environment/fingerprint.h"
+#include "tipbench/machine/collect_fingerprint.h"
 #include "tipbench/gate/baseline_store.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

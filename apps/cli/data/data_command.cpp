@@ -4,9 +4,9 @@
 #include "cli/commands.h"
 
 #include "tipbench/data/dataset.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/progress.h"
-#include "tipbench/result.h"  // InputError
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/common/progress.h"
+#include "tipbench/results/result.h"  // InputError
 
 #include <fmt/format.h>
 

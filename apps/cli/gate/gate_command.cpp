@@ -9,11 +9,11 @@
 #include "cli/shared/cli_checks.h"
 #include "gate_modes.h"
 #include "cli/shared/child_runs.h"
-#include "tipbench/child_signals.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/recorded_options.h"
-#include "tipbench/registry.h"
+#include "tipbench/processes/child_signals.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/results/recorded_options.h"
+#include "tipbench/suite/registry.h"
 
 #include <fmt/format.h>
 

@@ -5,8 +5,8 @@
 #include "cli/shared/child_runs.h"
 #include "gate_verdict.h"
 #include "tipbench/gate/explain_checks.h"
-#include "tipbench/error_text.h"
-#include "tipbench/fingerprint.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/environment/fingerprint.h"
 
 #include <fmt/format.h>
 

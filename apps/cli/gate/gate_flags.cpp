@@ -1,7 +1,7 @@
 #include "gate_flags.h"
 
-#include "tipbench/registry.h"
-#include "tipbench/result.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/results/result.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -5,11 +5,11 @@
 
 #include "tipbench/gate/interleaved_session.h"
 #include "tipbench/models/model_file.h"
-#include "tipbench/run_context.h"
+#include "tipbench/machine/run_context.h"
 #include "gate_verdict.h"
 #include "tipbench/gate/explain_checks.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
 
 #include <fmt/format.h>
 

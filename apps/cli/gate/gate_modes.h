@@ -8,7 +8,7 @@
 
 #include "tipbench/gate/remeasure.h"
 #include "gate_flags.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <functional>
 #include <string>

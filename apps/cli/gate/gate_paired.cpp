@@ -3,7 +3,7 @@
 // session of the same two binaries.
 #include "gate_modes.h"
 
-#include "tipbench/fingerprint.h"
+#include "tipbench/environment/fingerprint.h"
 
 #include <fmt/format.h>
 

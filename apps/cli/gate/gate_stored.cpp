@@ -3,8 +3,8 @@
 // confirmed by running the current side again.
 #include "gate_modes.h"
 
-#include "tipbench/exit_codes.h"
-#include "tipbench/fingerprint.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/environment/fingerprint.h"
 #include "tipbench/gate/baseline_store.h"
 
 #include <fmt/format.h>

@@ -1,11 +1,11 @@
 #include "gate_verdict.h"
 
-#include "tipbench/atomic_file.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/json_number.h"
+#include "tipbench/common/atomic_file.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/common/json_number.h"
 #include "tipbench/reports/gate_report.h"
-#include "tipbench/run_context.h"
+#include "tipbench/machine/run_context.h"
 
 #include <fmt/format.h>
 

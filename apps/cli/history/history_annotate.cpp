@@ -1,8 +1,8 @@
 #include "history_annotate.h"
 
 #include "cli/shared/cli_checks.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/result.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/results/result.h"
 
 #include <fmt/format.h>
 

@@ -2,8 +2,8 @@
 
 #include "cli/shared/cli_checks.h"
 #include "cli/shared/child_runs.h"
-#include "tipbench/atomic_file.h"
-#include "tipbench/exit_codes.h"
+#include "tipbench/common/atomic_file.h"
+#include "tipbench/common/exit_codes.h"
 #include "tipbench/history/bisect.h"
 
 #include <fmt/format.h>

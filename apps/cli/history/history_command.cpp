@@ -7,15 +7,15 @@
 #include "history_bisect.h"
 #include "history_confirm.h"
 #include "cli/shared/child_runs.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/atomic_file.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/common/atomic_file.h"
 #include "tipbench/history/detect.h"
 #include "tipbench/history/store.h"
 #include "tipbench/history/trends.h"
 #include "tipbench/reports/history_dashboard.h"
 #include "tipbench/reports/html_report.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <fmt/format.h>
 

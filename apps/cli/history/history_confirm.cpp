@@ -1,8 +1,8 @@
 #include "history_confirm.h"
 
 #include "cli/shared/cli_checks.h"
-#include "tipbench/checked_text.h"
-#include "tipbench/exit_codes.h"
+#include "tipbench/common/checked_text.h"
+#include "tipbench/common/exit_codes.h"
 
 #include <fmt/format.h>
 

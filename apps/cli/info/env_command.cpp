@@ -2,9 +2,10 @@
 // warnings a run would print.
 #include "cli/commands.h"
 
-#include "tipbench/environment.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/fingerprint.h"
+#include "tipbench/machine/environment.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/environment/fingerprint.h"
+#include "tipbench/machine/collect_fingerprint.h"
 
 #include <fmt/format.h>
 #include <torch/cuda.h>

@@ -4,9 +4,9 @@
 #include "cli/commands.h"
 
 #include "common/recipe.h"
-#include "tipbench/exit_codes.h"
+#include "tipbench/common/exit_codes.h"
 #include "tipbench/models/model.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -5,12 +5,12 @@
 
 #include "cli/shared/cli_checks.h"
 #include "cli/shared/file_label.h"
-#include "tipbench/atomic_file.h"
-#include "tipbench/error_text.h"
+#include "tipbench/common/atomic_file.h"
+#include "tipbench/common/error_text.h"
 #include "tipbench/gate/gate_config.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/json_number.h"
-#include "tipbench/partial_run.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/common/json_number.h"
+#include "tipbench/results/partial_run.h"
 #include "tipbench/reports/comparison_report.h"
 
 #include <fmt/format.h>

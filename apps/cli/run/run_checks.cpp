@@ -1,12 +1,12 @@
 #include "run_checks.h"
 
-#include "tipbench/atomic_file.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/json_number.h"
-#include "tipbench/partial_run.h"
-#include "tipbench/registry.h"
-#include "tipbench/run_context.h"
+#include "tipbench/common/atomic_file.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/common/json_number.h"
+#include "tipbench/results/partial_run.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/machine/run_context.h"
 
 #include "cli/shared/cli_checks.h"
 

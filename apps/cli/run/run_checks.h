@@ -8,7 +8,7 @@
 #include "cli/shared/device_choice.h"  // resolve_device
 
 #include "run_options.h"
-#include "tipbench/runner.h"
+#include "tipbench/measure/runner.h"
 
 #include <c10/core/Device.h>
 

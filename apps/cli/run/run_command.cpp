@@ -11,9 +11,9 @@
 #include "run_options.h"
 #include "run_resume.h"
 #include "tipbench/models/model.h"
-#include "tipbench/partial_run.h"
-#include "tipbench/registry.h"
-#include "tipbench/run_context.h"
+#include "tipbench/results/partial_run.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/machine/run_context.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -3,7 +3,7 @@
 #include "distributed/launcher.h"
 #include "distributed/run_role.h"
 #include "tipbench/data/system.h"
-#include "tipbench/run_context.h"
+#include "tipbench/machine/run_context.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

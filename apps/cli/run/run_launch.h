@@ -9,7 +9,7 @@
 
 #include "run_options.h"
 #include "distributed/rank_env.h"
-#include "tipbench/runner.h"
+#include "tipbench/measure/runner.h"
 
 #include <c10/core/Device.h>
 

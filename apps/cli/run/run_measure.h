@@ -6,8 +6,8 @@
 #pragma once
 
 #include "run_options.h"
-#include "tipbench/result.h"
-#include "tipbench/runner.h"
+#include "tipbench/results/result.h"
+#include "tipbench/measure/runner.h"
 
 #include <string>
 

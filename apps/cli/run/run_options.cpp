@@ -1,7 +1,7 @@
 #include "run_options.h"
 
 #include "tipbench/models/model.h"
-#include "tipbench/registry.h"
+#include "tipbench/suite/registry.h"
 
 namespace tipbench::cli {
 

@@ -1,4 +1,4 @@
-// Internal to the CLI: the options of `tipbench run` (tipbench/recorded_options.h, shared with
+// Internal to the CLI: the options of `tipbench run` (tipbench/results/recorded_options.h, shared with
 // the partial-file reader) and what only the CLI does with them: the suite context they give, the
 // suite options' defaults, and the catalogue of this build's suites, models and options that a
 // recorded run is checked against. Example:
@@ -6,8 +6,8 @@
 //   const ResumeFile r = read_resume_file(path, run_option_catalogue());
 #pragma once
 
-#include "tipbench/recorded_options.h"
-#include "tipbench/suite.h"
+#include "tipbench/results/recorded_options.h"
+#include "tipbench/suite/suite.h"
 
 namespace tipbench::cli {
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "run_options.h"
-#include "tipbench/partial_run.h"
+#include "tipbench/results/partial_run.h"
 
 #include <map>
 #include <optional>

@@ -1,9 +1,9 @@
 #include "child_runs.h"
 
 #include "cli_checks.h"
-#include "tipbench/child_signals.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
+#include "tipbench/processes/child_signals.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
-// Internal to the CLI: the commands that measure in child runs (tipbench/child_runs.h) — gate,
+// Internal to the CLI: the commands that measure in child runs (tipbench/processes/child_runs.h) — gate,
 // advise, history's confirm and bisect — run under with_child_runs, which maps the child runs'
 // errors to one line and an exit code.
 #pragma once
 
-#include "tipbench/child_runs.h"
+#include "tipbench/processes/child_runs.h"
 
 #include <functional>
 #include <string>

@@ -1,9 +1,9 @@
 #include "cli_checks.h"
 
-#include "tipbench/atomic_file.h"
-#include "tipbench/error_text.h"
-#include "tipbench/exit_codes.h"
-#include "tipbench/real_number.h"
+#include "tipbench/common/atomic_file.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/exit_codes.h"
+#include "tipbench/common/real_number.h"
 
 #include <fmt/format.h>
 

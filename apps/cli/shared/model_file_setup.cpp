@@ -1,6 +1,6 @@
 #include "model_file_setup.h"
 
-#include "tipbench/result.h"  // InputError
+#include "tipbench/results/result.h"  // InputError
 
 #include <fmt/format.h>
 

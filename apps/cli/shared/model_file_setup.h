@@ -7,7 +7,7 @@
 #pragma once
 
 #include "tipbench/models/model_file.h"
-#include "tipbench/recorded_options.h"
+#include "tipbench/results/recorded_options.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 #include "tipbench/gate/baseline_store.h"
 
-#include "tipbench/atomic_file.h"
-#include "tipbench/error_text.h"
-#include "tipbench/result.h"
+#include "tipbench/common/atomic_file.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/results/result.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

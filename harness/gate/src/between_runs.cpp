@@ -1,6 +1,6 @@
 #include "tipbench/gate/between_runs.h"
 
-#include "tipbench/stats.h"
+#include "tipbench/statistics/stats.h"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
 // How one gate check is judged from its comparison: worse than the practical threshold, a
 // regression ruled out by the interval, the verdict without a re-run, the one-line description,
 // and the blocks that would resolve a noisy check. Shared by evaluate_gate, confirm_candidates
-// and finish (decision.h). Example:
+// and finish (decision.h) on a Check (check.h). Example:
 //   if (worse_than(c, check.threshold)) check.detail = "worse: " + describe(c);
 #pragma once
 
-#include "tipbench/gate/decision.h"
+#include "tipbench/gate/check.h"
 
 #include <cstddef>
 #include <string>

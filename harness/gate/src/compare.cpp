@@ -1,6 +1,6 @@
 #include "tipbench/gate/compare.h"
 
-#include "tipbench/fingerprint.h"
+#include "tipbench/environment/fingerprint.h"
 
 #include <algorithm>
 #include <map>

@@ -1,7 +1,7 @@
 #include "tipbench/gate/gate_config.h"
 
 #include "tipbench/gate/cells.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,7 +1,7 @@
 #include "tipbench/gate/merge.h"
 
-#include "tipbench/run_conditions.h"
-#include "tipbench/summary.h"
+#include "tipbench/environment/run_conditions.h"
+#include "tipbench/results/summary.h"
 
 #include <fmt/format.h>
 

@@ -2,8 +2,8 @@
 
 #include "tipbench/gate/explain_checks.h"
 #include "tipbench/gate/interleaved_session.h"
-#include "tipbench/run_conditions.h"
-#include "tipbench/this_process.h"
+#include "tipbench/environment/run_conditions.h"
+#include "tipbench/environment/this_process.h"
 
 #include <fmt/format.h>
 

@@ -1,14 +1,14 @@
 #include "tipbench/history/confirm.h"
 
-#include "tipbench/checked_text.h"
-#include "tipbench/child_runs.h"
-#include "tipbench/error_text.h"
-#include "tipbench/escape.h"
+#include "tipbench/common/checked_text.h"
+#include "tipbench/processes/child_runs.h"
+#include "tipbench/common/error_text.h"
+#include "tipbench/common/escape.h"
 #include "tipbench/gate/decision.h"
 #include "tipbench/gate/explain_checks.h"
 #include "tipbench/gate/interleaved_session.h"
 #include "tipbench/gate/remeasure.h"
-#include "tipbench/this_process.h"
+#include "tipbench/environment/this_process.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #include "tipbench/history/detect.h"
 
-#include "tipbench/escape.h"
-#include "tipbench/fingerprint.h"
+#include "tipbench/common/escape.h"
+#include "tipbench/environment/fingerprint.h"
 #include "tipbench/gate/cells.h"
 #include "tipbench/history/trends.h"
 

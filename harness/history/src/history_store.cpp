@@ -2,7 +2,7 @@
 
 #include "sql_database.h"
 
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <fstream>
 #include <iterator>

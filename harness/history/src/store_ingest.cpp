@@ -4,9 +4,9 @@
 #include "tipbench/gate/cells.h"
 #include "tipbench/history/store.h"
 #include "tipbench/history/test_seams.h"
-#include "tipbench/result.h"
-#include "tipbench/sha256.h"
-#include "tipbench/this_process.h"
+#include "tipbench/results/result.h"
+#include "tipbench/common/sha256.h"
+#include "tipbench/environment/this_process.h"
 
 #include <map>
 #include <tuple>

@@ -2,7 +2,7 @@
 // either database (sql_database.h).
 #include "sql_database.h"
 #include "tipbench/history/store.h"
-#include "tipbench/this_process.h"
+#include "tipbench/environment/this_process.h"
 
 namespace tipbench::history {
 

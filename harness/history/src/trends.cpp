@@ -1,6 +1,6 @@
 #include "tipbench/history/trends.h"
 
-#include "tipbench/run_conditions.h"
+#include "tipbench/environment/run_conditions.h"
 
 #include <nlohmann/json.hpp>
 

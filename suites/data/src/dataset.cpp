@@ -1,13 +1,13 @@
 #include "tipbench/data/dataset.h"
 
 #include "files.h"
-#include "tipbench/atomic_file.h"
+#include "tipbench/common/atomic_file.h"
 #include "tipbench/data/draw.h"
 #include "tipbench/data/jpeg.h"
 #include "tipbench/data/system.h"
-#include "tipbench/json_number.h"
-#include "tipbench/result.h"  // InputError
-#include "tipbench/sha256.h"
+#include "tipbench/common/json_number.h"
+#include "tipbench/results/result.h"  // InputError
+#include "tipbench/common/sha256.h"
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 #include "files.h"
 
-#include "tipbench/result.h"  // InputError
+#include "tipbench/results/result.h"  // InputError
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -3,7 +3,7 @@
 #include "files.h"
 #include "tipbench/data/jpeg.h"
 #include "tipbench/data/rng.h"
-#include "tipbench/result.h"  // InputError
+#include "tipbench/results/result.h"  // InputError
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "tipbench/data/system.h"
 
-#include "tipbench/proc_status.h"
+#include "tipbench/environment/proc_status.h"
 
 #include <sched.h>
 #include <sys/resource.h>

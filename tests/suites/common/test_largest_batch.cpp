@@ -8,8 +8,8 @@
 #include "common/largest_batch.h"
 #include "common/tensor_extent.h"
 #include "tipbench/models/model.h"
-#include "tipbench/registry.h"
-#include "tipbench/runner.h"
+#include "tipbench/suite/registry.h"
+#include "tipbench/measure/runner.h"
 
 #include "tiny_run.h"
 

@@ -4,7 +4,7 @@
 // its next trial. A knob the caller set (with_restore) cannot be set again, so that workload is
 // never kept; with_info keeps what the inner workload keeps, unless told never to.
 #include "common/scoped_workload.h"
-#include "tipbench/runner.h"
+#include "tipbench/measure/runner.h"
 
 #include "tiny_run.h"
 

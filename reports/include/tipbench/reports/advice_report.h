@@ -1,9 +1,9 @@
-// The views of `tipbench advise`'s conclusion (tipbench/advice.h): advice.md, advice.json and
+// The views of `tipbench advise`'s conclusion (tipbench/results/advice.h): advice.md, advice.json and
 // report.html's "Advice" section (render_html, given the advice) all render one typed Advice.
 //   std::string md = tipbench::reports::advice_markdown(advice, {.command = "tipbench advise", ...});
 #pragma once
 
-#include "tipbench/advice.h"
+#include "tipbench/results/advice.h"
 
 #include <nlohmann/json.hpp>
 

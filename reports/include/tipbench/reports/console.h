@@ -4,7 +4,7 @@
 //   tipbench::reports::print_run_summary(result, stdout);
 #pragma once
 
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <cstdio>
 

@@ -2,7 +2,7 @@
 //   human_bytes(1536) == "1.5 KiB";  ratio_with_ci(c) == "x1.043 [1.021, 1.065]"
 #pragma once
 
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <cstdint>
 #include <string>

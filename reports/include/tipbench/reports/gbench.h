@@ -5,7 +5,7 @@
 //   std::string text = tipbench::reports::to_gbench_json(result).dump(2);
 #pragma once
 
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <nlohmann/json.hpp>
 

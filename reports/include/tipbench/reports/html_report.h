@@ -16,7 +16,7 @@
 //   std::string html = tipbench::reports::render_html(model, tipbench::reports::read_chartjs(path));
 #pragma once
 
-#include "tipbench/advice.h"
+#include "tipbench/results/advice.h"
 
 #include "tipbench/reports/run_set.h"
 

@@ -1,11 +1,11 @@
-// Model FLOP utilisation of an arm: its model's training FLOPs per sample (tipbench/model_flops.h)
-// times its median samples/s, over the dense peak (tipbench/gpu_peaks.h) of the precision its
+// Model FLOP utilisation of an arm: its model's training FLOPs per sample (tipbench/models/model_flops.h)
+// times its median samples/s, over the dense peak (tipbench/environment/gpu_peaks.h) of the precision its
 // matrix work ran in on the run's GPU. Example:
 //   if (auto m = tipbench::reports::arm_mfu(result, arm); m && m->mfu)
 //     fmt::print("{:.1f} TFLOP/s, {:.1f}% of {}", m->model_tflops, 100 * *m->mfu, m->peak_name);
 #pragma once
 
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <optional>
 #include <string>

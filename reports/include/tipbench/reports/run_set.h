@@ -4,7 +4,7 @@
 #pragma once
 
 #include "tipbench/gate/compare.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <string>
 #include <vector>

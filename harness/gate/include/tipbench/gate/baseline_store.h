@@ -5,8 +5,8 @@
 //   auto b = tipbench::gate::find_baseline("results/baselines", result.context.fingerprint_slug);
 #pragma once
 
-#include "tipbench/fingerprint.h"
-#include "tipbench/result.h"
+#include "tipbench/environment/fingerprint.h"
+#include "tipbench/results/result.h"
 
 #include <cstddef>
 #include <optional>

@@ -3,7 +3,7 @@
 //   for (const auto& cell : tipbench::gate::extract_cells(result)) cell.key.label();
 #pragma once
 
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <compare>
 #include <map>

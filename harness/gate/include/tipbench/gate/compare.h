@@ -6,9 +6,9 @@
 #pragma once
 
 #include "tipbench/gate/between_runs.h"
-#include "tipbench/explain.h"
+#include "tipbench/explain/explain.h"
 #include "tipbench/gate/cells.h"
-#include "tipbench/stats.h"
+#include "tipbench/statistics/stats.h"
 
 #include <cstdint>
 #include <optional>

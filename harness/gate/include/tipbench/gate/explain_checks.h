@@ -7,7 +7,7 @@
 #pragma once
 
 #include "tipbench/gate/decision.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 namespace tipbench::gate {
 

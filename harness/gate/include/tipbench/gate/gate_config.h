@@ -6,7 +6,7 @@
 #pragma once
 
 #include "tipbench/gate/between_runs.h"
-#include "tipbench/run_conditions.h"
+#include "tipbench/environment/run_conditions.h"
 
 #include <nlohmann/json.hpp>
 

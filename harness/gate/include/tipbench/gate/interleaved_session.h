@@ -1,12 +1,12 @@
 // The gate's interleaved session: two binaries run alternately in child runs
-// (tipbench/child_runs.h), one block at a time (`run --blocks 1`, order shuffled per block), so
+// (tipbench/processes/child_runs.h), one block at a time (`run --blocks 1`, order shuffled per block), so
 // block i of head pairs with block i of base; re-measurements run only the flagged cases. Used by
 // `gate --base-binary/--head-binary`, its confirmation and history's confirm and bisect.
 //   const SessionResult s = run_interleaved({.base_binary = a, .head_binary = b, .blocks = 8, ...}, "session");
 #pragma once
 
-#include "tipbench/child_runs.h"
-#include "tipbench/result.h"
+#include "tipbench/processes/child_runs.h"
+#include "tipbench/results/result.h"
 
 #include <cstdint>
 #include <string>

@@ -5,7 +5,7 @@
 //   Result head = tipbench::gate::merge_blocks(per_block_results);
 #pragma once
 
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <vector>
 

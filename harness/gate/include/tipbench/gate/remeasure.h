@@ -6,7 +6,7 @@
 #pragma once
 
 #include "tipbench/gate/decision.h"
-#include "tipbench/result.h"
+#include "tipbench/results/result.h"
 
 #include <cstdint>
 #include <string>

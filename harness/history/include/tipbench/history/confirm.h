@@ -7,7 +7,7 @@
 //   const auto v = compare_builds(source.binary_for(before), source.binary_for(after), target, options, dir, "c1");
 #pragma once
 
-#include "tipbench/explain.h"
+#include "tipbench/explain/explain.h"
 #include "tipbench/gate/cells.h"
 #include "tipbench/history/bisect.h"
 #include "tipbench/history/detect.h"

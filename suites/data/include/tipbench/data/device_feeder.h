@@ -20,7 +20,7 @@
 //   feeder.prefetch();               // blocks on the loader for the next batch, starts its copy
 #pragma once
 
-#include "tipbench/cuda_event_pool.h"
+#include "tipbench/device/cuda_event_pool.h"
 #include "tipbench/data/loader.h"
 
 #include <ATen/cuda/CUDAEvent.h>
