@@ -193,7 +193,7 @@ TEST(CliTraps, NanAndInfinityAreRefusedByEveryNumberFlag) {
 // A result records its command line as JSON text: a path that is not UTF-8 is refused before
 // any work, never found by the JSON library after the benchmark (exit 4 with its raw text).
 // --explain's flags: an op name that is no op, --explain-steps without --explain or out of range,
-// the op knob without its percentage. One line each, exit 2, nothing run.
+// the op knob without its percentage; --count-steps out of range or no number. One line each, exit 2, nothing run.
 TEST(CliTraps, ExplainsFlagsAreCheckedBeforeAnyWork) {
   const auto dir = fresh_scratch_dir("traps_explain");
   const std::string out = (dir / "never.json").string();
@@ -203,7 +203,10 @@ TEST(CliTraps, ExplainsFlagsAreCheckedBeforeAnyWork) {
                                              {"--inject-slowdown-op", "aten::addmm"},
                                              {"--explain-steps", "3"},
                                              {"--explain", "--explain-steps", "0"},
-                                             {"--explain", "--explain-steps", "101"}}) {
+                                             {"--explain", "--explain-steps", "101"},
+                                             {"--count-steps", "101"},
+                                             {"--count-steps", "-1"},
+                                             {"--count-steps", "two"}}) {
     auto args = run;
     args.insert(args.end(), extra.begin(), extra.end());
     SCOPED_TRACE(extra.back());

@@ -114,6 +114,21 @@ inline Result sample_result() {
       bd.peak = {{"step", tipbench::kLiveBefore, 2'000'000'000LL},
                  {"forward", "aten::mkldnn_convolution", 1'000'000'000LL}};
       tt.breakdown = bd;
+      // Counted work (1.14), with every CUDA part filled in.
+      tipbench::StepCounts counts;
+      counts.steps = 2;
+      counts.ops_per_step = 412;
+      counts.top_level_ops_per_step = 131;
+      counts.ops = {{"aten::add_", 50, 0}, {"aten::mkldnn_convolution", 4, 0}};
+      counts.allocations_per_step = 145;
+      counts.allocated_bytes_per_step = 30'515'364;
+      counts.kernels_per_step = 96;
+      counts.kernels = {{"sm90_xmma_fprop", 4, 0}};
+      counts.copies = {{"Memcpy HtoD", 1, 1'048'576}};
+      counts.memsets_per_step = 2;
+      counts.syncs_per_step = 1;
+      counts.syncs = {{"cudaStreamSynchronize", 1, 0}};
+      tt.counts = counts;
     }
     treat.trials.push_back(tt);
   }

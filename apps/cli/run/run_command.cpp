@@ -293,6 +293,12 @@ void add_control_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
       ->check(whole_number(kExplainStepsRange.min, kExplainStepsRange.max))
       ->needs(explain)
       ->capture_default_str();
+  sub.add_option(
+         "--count-steps", o->count_steps,
+         "Counted work: after each arm's first trial, count the ATen ops, allocations and (CUDA) kernels, "
+         "copies and syncs of this many more steps, never timed; 0: off (docs/measurement.md, \"Counted work\")")
+      ->check(whole_number(0, kCountStepsRange.max))
+      ->capture_default_str();
   add_suite_options(sub, o);
   sub.add_option("--resume", o->resume,
                  "Finish an interrupted run from its partial file (<out>.partial), with its options; flags given "

@@ -29,10 +29,6 @@ constexpr std::array<std::pair<ProfiledKind, const char*>, 8> kKindNames{
      {ProfiledKind::allocation, "allocation"},
      {ProfiledKind::other, "other"}}};
 
-bool is_device_work(ProfiledKind k) {
-  return k == ProfiledKind::kernel || k == ProfiledKind::memcpy || k == ProfiledKind::memset;
-}
-
 // Ops that only allocate for the op that called them: an allocation is charged to that caller.
 bool allocates_for_caller(const std::string& name) {
   static const std::set<std::string> names{"aten::empty",      "aten::empty_like", "aten::empty_strided",
@@ -357,6 +353,10 @@ T optional_integer(const ojson& j, const char* key, T fallback) {
 
 }  // namespace
 
+bool is_device_work(ProfiledKind k) {
+  return k == ProfiledKind::kernel || k == ProfiledKind::memcpy || k == ProfiledKind::memset;
+}
+
 const char* profiled_kind_name(ProfiledKind kind) {
   for (const auto& [k, text] : kKindNames) {
     if (k == kind) return text;
@@ -389,6 +389,8 @@ ojson profiled_steps_to_json(const ProfiledSteps& s) {
       x["ptr"] = e.ptr;
       x["bytes"] = e.bytes;
       x["total_allocated"] = e.total_allocated;
+    } else if ((e.kind == ProfiledKind::memcpy || e.kind == ProfiledKind::memset) && e.bytes > 0) {
+      x["bytes"] = e.bytes;  // what the copy or memset moved (since counted work)
     }
     events.push_back(std::move(x));
   }
@@ -436,6 +438,9 @@ ProfiledSteps profiled_steps_from_json(const ojson& j) {
       e.ptr = json_integer<std::int64_t>(x, "ptr");
       e.bytes = json_integer<std::int64_t>(x, "bytes");
       e.total_allocated = json_integer<std::int64_t>(x, "total_allocated");
+    } else if (e.kind == ProfiledKind::memcpy || e.kind == ProfiledKind::memset) {
+      e.bytes = optional_integer<std::int64_t>(x, "bytes", 0);
+      if (e.bytes < 0) throw std::invalid_argument("profiled steps: a copy's bytes are negative");
     }
     s.events.push_back(std::move(e));
   }

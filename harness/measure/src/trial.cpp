@@ -159,6 +159,10 @@ TrialOutcome finish_elsewhere(std::unique_ptr<Workload> workload, const WarmupOu
     out.trial.breakdown = StepBreakdown{
         .error = "its steps ran in another process (the Python worker), which --explain does not profile"};
   }
+  if (settings.count_steps > 0 && block == 0) {
+    out.trial.counts =
+        StepCounts{.error = "its steps ran in another process (the Python worker), whose work is not counted"};
+  }
   keep_for_next_trial(std::move(workload), warmup, steps, kept);
   return out;
 }
@@ -214,12 +218,18 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   record_trial(out, *workload, warmup, block, position, reused, kept);
   const std::string name = arm_name(suite.name(), c, arm);
   // After everything measured: never in the trial's numbers. Slowed as the timed steps were.
+  // Counted work once per arm and run (its block-0 trial), from --explain's steps when it has them.
+  const bool count_here = settings.count_steps > 0 && block == 0;
   if (settings.explain_steps > 0) {
-    t.breakdown =
-        detail::break_down_steps(*workload, device, settings.explain_steps, slowdown,
-                                 {.held_by_others_bytes = held_by_others ? held_by_others->allocated_bytes : 0,
-                                  .arm_name = name,
-                                  .block = block});
+    const auto recorded =
+        detail::record_steps(*workload, device, settings.explain_steps, slowdown,
+                             {.held_by_others_bytes = held_by_others ? held_by_others->allocated_bytes : 0,
+                              .arm_name = name,
+                              .block = block});
+    t.breakdown = detail::breakdown_of(recorded);
+    if (count_here) t.counts = detail::counts_of(recorded);
+  } else if (count_here) {
+    t.counts = detail::counts_of(detail::record_steps(*workload, device, settings.count_steps, slowdown));
   }
   if (!settings.profile_dir.empty() && block == settings.blocks - 1) {  // after everything measured
     const auto path = std::filesystem::path(settings.profile_dir) / detail::trace_file_name(name);

@@ -5,6 +5,7 @@
 #include "tipbench/device/step_timer.h"
 #include "tipbench/device/device_allocator.h"
 #include "tipbench/common/error_text.h"
+#include "tipbench/explain/profiled_counts.h"
 #include "tipbench/explain/profiled_steps.h"
 
 #include <ATen/record_function.h>
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -67,8 +69,15 @@ ProfiledKind kind_of(const Event& e) {
   }
 }
 
-bool is_device_work(ProfiledKind k) {
-  return k == ProfiledKind::kernel || k == ProfiledKind::memcpy || k == ProfiledKind::memset;
+// What a copy or memset moved: Kineto writes CUPTI's record into the activity's metadata as
+// '"bytes": N' (libkineto/src/CuptiActivity.cpp, GpuActivity<CUpti_ActivityMemcpy>,
+// <CUpti_ActivityMemcpy2> and <CUpti_ActivityMemset>::metadataJson). 0 when it is not there.
+std::int64_t bytes_in_metadata(ProfiledKind kind, const std::string& metadata) {
+  if (kind != ProfiledKind::memcpy && kind != ProfiledKind::memset) return 0;
+  const auto at = metadata.find("\"bytes\":");
+  if (at == std::string::npos) return 0;
+  const long long bytes = std::strtoll(metadata.c_str() + at + 8, nullptr, 10);
+  return bytes > 0 ? static_cast<std::int64_t>(bytes) : 0;
 }
 
 // The profiler's result as plain values (profiled_steps.h), read against
@@ -112,6 +121,7 @@ std::vector<ProfiledEvent> plain_events(const kineto::ProfilerResult& result) {
         p.device = e->kineto_info_.device;
         p.stream = e->kineto_info_.resource;
         p.thread = 0;
+        p.bytes = bytes_in_metadata(p.kind, k->metadata_json_);
         device_seen.emplace(p.start_ns, p.end_ns, p.name);
       }
     }
@@ -135,18 +145,19 @@ std::vector<ProfiledEvent> plain_events(const kineto::ProfilerResult& result) {
                    .start_ns = start,
                    .end_ns = end,
                    .device = k.deviceIndex(),
-                   .stream = k.deviceResourceId()});
+                   .stream = k.deviceResourceId(),
+                   .bytes = bytes_in_metadata(kind, k.metadataJson())});
   }
   return out;
 }
 
 }  // namespace
 
-StepBreakdown break_down_steps(Workload& workload, const c10::Device& device, int steps, SlowdownInjector& slowdown,
-                               const BreakdownRecording& recording) {
-  StepBreakdown out;
-  ProfiledSteps profiled;
-  profiled.steps = out.steps = std::max(1, steps);
+RecordedSteps record_steps(Workload& workload, const c10::Device& device, int steps, SlowdownInjector& slowdown,
+                           const BreakdownRecording& recording) {
+  RecordedSteps out;
+  ProfiledSteps& profiled = out.steps;
+  profiled.steps = std::max(1, steps);
   profiled.device_type = device.is_cuda() ? "cuda" : "cpu";
   profiled.device_index = device.has_index() ? device.index() : 0;
   profiled.held_by_others = recording.held_by_others_bytes;
@@ -189,11 +200,30 @@ StepBreakdown break_down_steps(Workload& workload, const c10::Device& device, in
       fixture["block"] = recording.block;
       record_fixture("profiled", recording.arm_name, recording.block, fixture);
     }
-    out = reduce_profiled_steps(profiled);
   } catch (const std::exception& e) {
-    out = StepBreakdown{.steps = profiled.steps, .error = error_summary(e)};
+    out.error = error_summary(e);
   }
   return out;
+}
+
+StepBreakdown breakdown_of(const RecordedSteps& recorded) {
+  const int steps = std::max(1, recorded.steps.steps);
+  if (!recorded.error.empty()) return StepBreakdown{.steps = steps, .error = recorded.error};
+  try {
+    return reduce_profiled_steps(recorded.steps);
+  } catch (const std::exception& e) {
+    return StepBreakdown{.steps = steps, .error = error_summary(e)};
+  }
+}
+
+StepCounts counts_of(const RecordedSteps& recorded) {
+  const int steps = std::max(1, recorded.steps.steps);
+  if (!recorded.error.empty()) return StepCounts{.steps = steps, .error = recorded.error};
+  try {
+    return count_profiled_steps(recorded.steps);
+  } catch (const std::exception& e) {
+    return StepCounts{.steps = steps, .error = error_summary(e)};
+  }
 }
 
 }  // namespace tipbench::detail

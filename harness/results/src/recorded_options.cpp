@@ -40,6 +40,7 @@ constexpr Field kFields[] = {
     {"inject_slowdown_op", "--inject-slowdown-op"},
     {"explain", "--explain"},
     {"explain_steps", "--explain-steps"},
+    {"count_steps", "--count-steps"},
     {"nproc", "--nproc"},
     {"oversubscribe", "--oversubscribe"},
     {"model_file", "--model-file"},
@@ -123,6 +124,7 @@ nlohmann::json run_options_to_json(const RunOptions& o) {
           {"inject_slowdown_op", o.inject_slowdown_op},
           {"explain", o.explain},
           {"explain_steps", o.explain_steps},
+          {"count_steps", o.count_steps},
           {"nproc", o.nproc},
           {"oversubscribe", o.oversubscribe},
           {"model_file", o.model_file},
@@ -152,6 +154,8 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
     o.inject_slowdown_op = j.value("inject_slowdown_op", "");
     o.explain = j.value("explain", false);
     o.explain_steps = j.contains("explain_steps") ? json_integer<int>(j, "explain_steps") : 3;
+    // Since counted work (schema 1.14): a partial file written before it counted nothing.
+    o.count_steps = j.contains("count_steps") ? json_integer<int>(j, "count_steps") : 0;
     o.nproc = json_integer<int>(j, "nproc");
     o.oversubscribe = j.at("oversubscribe").get<bool>();
     o.suite_options = j.at("suite_options").get<SuiteOptionValues>();
@@ -203,6 +207,7 @@ std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptio
     add(fmt::format("--inject-slowdown-op: '{}' is not an op name like aten::addmm",
                     abbreviated(o.inject_slowdown_op)));
   add(whole_problem("--explain-steps", o.explain_steps, kExplainStepsRange, false));
+  add(whole_problem("--count-steps", o.count_steps, kCountStepsRange, true));
   if (o.out.empty()) add("--out: empty");
   for (const auto& problem : model_file_problems(o)) add(problem);
   for (const auto& entry : o.suite_options) {
@@ -264,6 +269,7 @@ MeasureSettings measure_settings_from(const RunOptions& o) {
   s.profile_dir = o.profile_dir;
   s.inject_slowdown_op = o.inject_slowdown_op;
   s.explain_steps = o.explain ? o.explain_steps : 0;
+  s.count_steps = o.count_steps;
   if (!o.model_file.empty()) s.warmup_min_steps = std::max(s.warmup_min_steps, kModelFileWarmupMinSteps);
   return s;
 }

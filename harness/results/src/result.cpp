@@ -55,4 +55,11 @@ const Comparison* find_comparison(const CaseResult& c, std::string_view treatmen
   return nullptr;
 }
 
+const StepCounts* counts_of(const ArmResult& arm) {
+  for (const auto& t : arm.trials) {
+    if (t.counts) return &*t.counts;
+  }
+  return nullptr;
+}
+
 }  // namespace tipbench

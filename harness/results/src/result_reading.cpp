@@ -232,6 +232,7 @@ Trial trial_from_json(const ojson& j) {
   t.step_times_ms = j.at("step_times_ms").get<std::vector<double>>();
   if (j.contains("step_cpu_times_ms")) t.step_cpu_times_ms = j.at("step_cpu_times_ms").get<std::vector<double>>();
   if (j.contains("breakdown")) t.breakdown = breakdown_from_json(j.at("breakdown"));
+  if (j.contains("counts")) t.counts = step_counts_from_json(j.at("counts"));
   return t;
 }
 

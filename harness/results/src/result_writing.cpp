@@ -139,6 +139,7 @@ ojson trial_to_json(const Trial& t) {
              {"step_times_ms", t.step_times_ms}};
   if (!t.step_cpu_times_ms.empty()) j["step_cpu_times_ms"] = t.step_cpu_times_ms;
   if (t.breakdown) j["breakdown"] = breakdown_to_json(*t.breakdown);
+  if (t.counts) j["counts"] = step_counts_to_json(*t.counts);
   return j;
 }
 

@@ -13,6 +13,8 @@ MeasureSettings settings_known_keys(const nlohmann::ordered_json& j) {
   if (!j.contains("min_blocks")) settings.min_blocks = settings.blocks;
   // Before schema 1.8 every trial built its workload anew.
   if (!j.contains("keep_workloads")) settings.keep_workloads = false;
+  // Before schema 1.14 no run counted its work.
+  if (!j.contains("count_steps")) settings.count_steps = 0;
   return settings;
 }
 

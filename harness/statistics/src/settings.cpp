@@ -46,6 +46,7 @@ static void visit_fields(MeasureSettings& s, Visitor&& visit) {
   visit("profile_steps", s.profile_steps);
   visit("inject_slowdown_op", s.inject_slowdown_op);
   visit("explain_steps", s.explain_steps);
+  visit("count_steps", s.count_steps);
 }
 
 void to_json(nlohmann::json& j, const MeasureSettings& s) {

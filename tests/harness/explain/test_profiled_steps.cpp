@@ -8,6 +8,7 @@
 #include "tipbench/explain/explain.h"
 #include "tipbench/explain/profiled_steps.h"
 
+#include "cuda_event_list.h"
 #include "test_paths.h"
 
 #include <gtest/gtest.h>
@@ -25,74 +26,10 @@ using tipbench::ProfiledEvent;
 using tipbench::ProfiledKind;
 using tipbench::ProfiledSteps;
 using tipbench::StepBreakdown;
-
-constexpr std::uint64_t kMain = 1, kEngine = 2;  // the main thread, the autograd engine's device thread
-constexpr std::int64_t kUs = 1000;
-
-// Builds a CUDA event list: times in microseconds, indices returned for links.
-class CudaSteps {
- public:
-  CudaSteps() {
-    s.device_type = "cuda";
-    s.device_index = 0;
-  }
-  std::int64_t op(const std::string& name, std::int64_t start_us, std::int64_t end_us, std::int64_t parent,
-                  std::uint64_t thread = kMain) {
-    return add({.kind = ProfiledKind::op,
-                .name = name,
-                .start_ns = start_us * kUs,
-                .end_ns = end_us * kUs,
-                .thread = thread,
-                .parent = parent});
-  }
-  // cudaLaunchKernel at `launch_us` inside `op`, and its kernel on the device.
-  std::int64_t kernel(const std::string& name, std::int64_t launch_us, std::int64_t start_us, std::int64_t end_us,
-                      std::int64_t op, std::uint64_t thread = kMain, const char* launch = "cudaLaunchKernel",
-                      ProfiledKind kind = ProfiledKind::kernel, int device = 0) {
-    const auto runtime = add({.kind = ProfiledKind::runtime,
-                              .name = launch,
-                              .start_ns = launch_us * kUs,
-                              .end_ns = (launch_us + 3) * kUs,
-                              .thread = thread,
-                              .parent = op});
-    return add({.kind = kind,
-                .name = name,
-                .start_ns = start_us * kUs,
-                .end_ns = end_us * kUs,
-                .parent = runtime,
-                .linked = op,
-                .device = device,
-                .stream = 7});
-  }
-  std::int64_t annotation(const std::string& name, std::int64_t start_us, std::int64_t end_us, std::int64_t parent) {
-    return add({.kind = ProfiledKind::gpu_annotation,
-                .name = name,
-                .start_ns = start_us * kUs,
-                .end_ns = end_us * kUs,
-                .parent = parent,
-                .device = 0,
-                .stream = 7});
-  }
-  std::int64_t alloc(std::int64_t at_us, std::int64_t ptr, std::int64_t bytes, std::int64_t total,
-                     std::int64_t parent) {
-    return add({.kind = ProfiledKind::allocation,
-                .name = "[memory]",
-                .start_ns = at_us * kUs,
-                .end_ns = at_us * kUs,
-                .thread = kMain,
-                .parent = parent,
-                .device = 0,
-                .device_type = "cuda",
-                .ptr = ptr,
-                .bytes = bytes,
-                .total_allocated = total});
-  }
-  std::int64_t add(ProfiledEvent e) {
-    s.events.push_back(std::move(e));
-    return static_cast<std::int64_t>(s.events.size()) - 1;
-  }
-  ProfiledSteps s;
-};
+using tipbench::testing::CudaSteps;
+using tipbench::testing::kEngine;
+using tipbench::testing::kMain;
+using tipbench::testing::kUs;
 
 const BreakdownKey* key(const StepBreakdown& b, const std::string& phase, const std::string& op) {
   for (const auto& k : b.keys) {

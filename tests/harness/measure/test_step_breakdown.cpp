@@ -1,8 +1,9 @@
-// `run --explain` on a real LibTorch training step (a small MLP, its phases marked as
+// `run --explain` and counted work on a real LibTorch training step (a small MLP, its phases marked as
 // training.cpp marks them): an op slowed on purpose (the --inject-slowdown-op knob) is named first
 // with the share it explains, and an arm that keeps an extra activation shows it as the top
 // contributor to the memory peak's difference. The breakdown is of extra steps after the timed
-// ones: the trial's timed steps are the same with and without it.
+// ones: the trial's timed steps are the same with and without it. Counted work (Trial::counts)
+// comes from such steps too, once per arm (block 0).
 #include "tipbench/explain/explain.h"
 #include "tipbench/measure/trial.h"
 
@@ -225,6 +226,84 @@ TEST(StepBreakdown_CUDA, KernelsSitUnderTheirOpsAndAReplayKeepsItsMemory) {
   bool replay = false;
   for (const auto& k : g.breakdown->keys) replay = replay || k.op == tipbench::kGraphReplay;
   EXPECT_TRUE(replay);
+}
+
+tipbench::MeasureSettings counted_settings() {
+  auto s = explained_settings();
+  s.explain_steps = 0;
+  s.count_steps = 2;
+  return s;
+}
+
+const tipbench::NamedCount* op_named(const tipbench::StepCounts& c, const std::string& name) {
+  for (const auto& n : c.ops) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+// Counted in block 0 only, every step alike: the MLP's two linears are two addmm calls a step, and
+// its ops include those the top-level ones called; the CPU allocator's calls are counted.
+TEST(StepCounts, ARealStepIsCountedInItsArmsFirstBlockOnly) {
+  const MlpSuite suite;
+  const tipbench::SuiteContext context;
+  const auto c = suite.cases(context).front();
+  const auto first = tipbench::run_trial(suite, context, c, c.arms[0], counted_settings(), 0, 0).trial;
+  const auto second = tipbench::run_trial(suite, context, c, c.arms[0], counted_settings(), 1, 0).trial;
+  ASSERT_TRUE(first.counts);
+  EXPECT_FALSE(second.counts) << "counted once per arm and run";
+  const auto& counts = *first.counts;
+  ASSERT_EQ(counts.error, "");
+  EXPECT_EQ(counts.steps, 2);
+  EXPECT_TRUE(counts.steady);
+  ASSERT_NE(op_named(counts, "aten::addmm"), nullptr);
+  EXPECT_DOUBLE_EQ(op_named(counts, "aten::addmm")->per_step, 2);
+  EXPECT_GT(counts.ops_per_step, counts.top_level_ops_per_step);
+  EXPECT_GT(counts.allocations_per_step, 0);
+  EXPECT_GT(counts.allocated_bytes_per_step, 128.0 * 1024 * 4) << "at least the hidden activation";
+  EXPECT_FALSE(counts.kernels_per_step) << "no device events on a CPU";
+}
+
+// The arm that keeps an extra activation makes one more call a step (h.mul(2.0)) and allocates: the
+// counts tell the two arms apart exactly, with no statistics. --explain's steps count when given.
+TEST(StepCounts, OneMoreOpAStepIsCountedExactly) {
+  auto settings = counted_settings();
+  settings.explain_steps = 3;
+  const auto [extra, plain] = interleaved(settings, settings, 1, 0, 1);
+  const auto* a = tipbench::counts_of(extra);
+  const auto* b = tipbench::counts_of(plain);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->steps, 3) << "--explain's profiled steps counted";
+  const double extra_mul = op_named(*a, "aten::mul") ? op_named(*a, "aten::mul")->per_step : 0;
+  const double plain_mul = op_named(*b, "aten::mul") ? op_named(*b, "aten::mul")->per_step : 0;
+  // One more call in the step's own code; a Scalar's mul wraps it in a tensor and calls the
+  // Tensor overload, so aten::mul is dispatched twice.
+  EXPECT_DOUBLE_EQ(a->top_level_ops_per_step - b->top_level_ops_per_step, 1);
+  EXPECT_DOUBLE_EQ(extra_mul - plain_mul, 2);
+  EXPECT_GT(a->allocations_per_step, b->allocations_per_step);
+  // The 128 x 1024 floats, and the wrapped scalar's few bytes.
+  EXPECT_GE(a->allocated_bytes_per_step - b->allocated_bytes_per_step, 128.0 * 1024 * 4);
+  EXPECT_LE(a->allocated_bytes_per_step - b->allocated_bytes_per_step, 128.0 * 1024 * 4 + 64);
+}
+
+// On a GPU: kernels are counted, every step alike, and a graph replay launches no op.
+TEST(StepCounts_CUDA, KernelsAreCountedAndAReplayDispatchesNoOp) {
+  TIPBENCH_REQUIRE_CUDA();
+  const MlpSuite suite;
+  tipbench::SuiteContext context;
+  context.device = c10::Device(c10::kCUDA, 0);
+  const auto c = suite.cases(context).front();
+  const auto plain = tipbench::run_trial(suite, context, c, c.arms[0], counted_settings(), 0, 0).trial;
+  ASSERT_TRUE(plain.counts);
+  ASSERT_EQ(plain.counts->error, "");
+  EXPECT_TRUE(plain.counts->steady) << "a later profiler session lost kernel records (pytorch#192021)?";
+  ASSERT_TRUE(plain.counts->kernels_per_step);
+  EXPECT_GE(*plain.counts->kernels_per_step, 2) << "at least the two gemms";
+  EXPECT_GT(plain.counts->allocations_per_step, 0);
+  const auto graph = tipbench::run_trial(suite, context, c, c.arms[2], counted_settings(), 0, 0).trial;
+  ASSERT_TRUE(graph.counts);
+  EXPECT_DOUBLE_EQ(graph.counts->ops_per_step, 0);
+  EXPECT_GE(graph.counts->kernels_per_step.value_or(0), 2) << "the replay's kernels";
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ using tipbench::testing::write_bytes;
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.13");
+  EXPECT_EQ(tipbench::schema_version(), "1.14");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
 }
 
@@ -201,13 +201,50 @@ TEST(ResultSchema, DocumentRoundTripsThroughParse) {
   EXPECT_EQ(cmps[0].recommendation, "re-run with --blocks 40");
   EXPECT_EQ(cmps[1].metric, "step_cpu_time_ms");
   EXPECT_EQ(cmps[2].metric, "peak_allocated_bytes");
+  // Counted work (1.14): in the treatment's block-0 trial only, every part back.
+  const auto* counts = tipbench::counts_of(arms[1]);
+  ASSERT_NE(counts, nullptr);
+  EXPECT_EQ(counts, &*arms[1].trials.at(0).counts);
+  EXPECT_FALSE(arms[1].trials.at(1).counts.has_value());
+  EXPECT_EQ(counts->ops.at(0).name, "aten::add_");
+  EXPECT_EQ(counts->top_level_ops_per_step, 131);
+  EXPECT_EQ(counts->copies.at(0).bytes_per_step, 1'048'576);
+  EXPECT_EQ(counts->syncs_per_step, 1);
+  EXPECT_EQ(tipbench::counts_of(arms[0]), nullptr);
+}
+
+// A trial's counts from elsewhere are checked as they enter: a negative count, a name with a
+// control character and an overlong list are refused by name.
+TEST(ResultSchema, BadCountsAreRefused) {
+  const ojson good = tipbench::step_counts_to_json(*tipbench::counts_of(sample_result().suites[0].cases[0].arms[1]));
+  EXPECT_NO_THROW(tipbench::step_counts_from_json(good));
+  auto negative = good;
+  negative["ops_per_step"] = -1;
+  EXPECT_THROW(tipbench::step_counts_from_json(negative), std::invalid_argument);
+  auto control = good;
+  control["ops"][0]["name"] = "aten::add_\x1b[31m";
+  EXPECT_THROW(tipbench::step_counts_from_json(control), std::invalid_argument);
+  auto long_list = good;
+  long_list["kernels"] = ojson::array();
+  for (std::size_t i = 0; i <= tipbench::kMaxCountedNames; ++i) long_list["kernels"].push_back(good["kernels"][0]);
+  EXPECT_THROW(tipbench::step_counts_from_json(long_list), std::invalid_argument);
+  EXPECT_THROW(tipbench::parse_result_text(R"({"schema_version":"1.14"})", "x"), tipbench::InputError);
+}
+
+// A document before 1.14 counted nothing: its settings read count_steps 0.
+TEST(ResultSchema, ADocumentBeforeCountedWorkCountedNothing) {
+  ojson doc = tipbench::to_json_document(sample_result());
+  EXPECT_EQ(tipbench::parse_result(doc, "now").context.settings.count_steps, 2);
+  doc["schema_version"] = "1.13";
+  doc["context"]["settings"].erase("count_steps");
+  EXPECT_EQ(tipbench::parse_result(doc, "old").context.settings.count_steps, 0);
 }
 
 TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.13");
+  EXPECT_EQ(doc.at("schema_version"), "1.14");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));

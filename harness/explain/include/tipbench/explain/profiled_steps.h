@@ -39,6 +39,8 @@ enum class ProfiledKind {
   other,           // anything else Kineto reports (overhead, sync records): ignored
 };
 const char* profiled_kind_name(ProfiledKind kind);
+// Work on the device: a kernel, a copy or a memset.
+bool is_device_work(ProfiledKind kind);
 
 struct ProfiledEvent {
   ProfiledKind kind = ProfiledKind::other;
@@ -52,6 +54,7 @@ struct ProfiledEvent {
   std::int64_t stream = -1;  // device events: the CUDA stream
   // Allocations: the device type ("cuda", "cpu"), the block, its size (negative: freed), and the
   // allocator's total allocated after it (c10::reportMemoryUsageToProfiler's total_allocated).
+  // Copies and memsets: `bytes` is what they moved (CUPTI's, in Kineto's metadata).
   std::string device_type;
   std::int64_t ptr = 0;
   std::int64_t bytes = 0;

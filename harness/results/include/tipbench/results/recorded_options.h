@@ -39,6 +39,7 @@ struct RunOptions {
   std::string inject_slowdown_op;  // --inject-slowdown-op: spend the knob inside this ATen op
   bool explain = false;            // --explain: break each trial's extra profiled steps down (explain.h)
   int explain_steps = 3;           // --explain-steps: how many
+  int count_steps = 2;             // --count-steps: counted work's steps per arm (0: off)
   int nproc = 1;                   // > 1: launch this many local ranks (data_parallel)
   bool oversubscribe = false;      // CPU: allow more ranks than cores (up to kRanksPerCoreOversubscribed)
   // A user's TorchScript model (docs/own-model.md): every suite runs on it instead of --model.
@@ -78,6 +79,7 @@ inline constexpr OptionRange<std::int64_t> kNprocRange{1, 1024};
 inline constexpr OptionRange<double> kThresholdPctRange{0.01, 100.0};
 inline constexpr OptionRange<double> kPrecisionPctRange{0.01, 100.0};
 inline constexpr OptionRange<double> kTrialTimeRange{0.01, 3600.0};
+inline constexpr OptionRange<std::int64_t> kCountStepsRange{1, 100};
 inline constexpr OptionRange<double> kTimeBudgetRange{1.0, 7 * 24 * 3600.0};
 inline constexpr OptionRange<double> kInjectSlowdownPctRange{0.0, 1000.0};
 inline constexpr OptionRange<std::int64_t> kExplainStepsRange{1, 100};

@@ -11,6 +11,7 @@
 #include "tipbench/statistics/settings.h"
 #include "tipbench/statistics/stats.h"
 #include "tipbench/results/step_breakdown.h"
+#include "tipbench/results/step_counts.h"
 #include "tipbench/results/levels.h"
 
 #include <nlohmann/json.hpp>
@@ -34,8 +35,9 @@ inline constexpr int kSchemaMajor = 1;
 // 1.12: a trial's step breakdown (`run --explain`: step_breakdown.h)
 // 1.13: the CUDA breakdown's device_events_per_step and its peak less other kept arms' memory;
 // ddp followers' peak_memory_mb over the timed steps
-inline constexpr int kSchemaMinor = 13;
-std::string schema_version();  // "1.13"
+// 1.14: counted work: an arm's block-0 trial's step counts (step_counts.h); settings.count_steps
+inline constexpr int kSchemaMinor = 14;
+std::string schema_version();  // "1.14"
 // "1.9" -> {1, 9}; a part that is no number reads as -1. Readers that treat older documents
 // differently ask it (result.cpp's upgrades, reports/mfu.h).
 struct SchemaVersion {
@@ -89,10 +91,17 @@ struct Trial {
   std::map<std::string, double> metrics;  // the workload's own measurements (Workload::metrics)
   // `run --explain`: a few more steps after the timed ones, profiled (never timed); since 1.12.
   std::optional<StepBreakdown> breakdown;
+  // Counted work (since 1.14): the ops, allocations and device events of a few untimed steps,
+  // counted in the arm's block-0 trial only (step_counts.h).
+  std::optional<StepCounts> counts;
 };
 
 // CPU milliseconds per timed step of a trial (total over its steps); nullopt when not recorded.
 std::optional<double> cpu_time_per_step_ms(const Trial& t);
+
+struct ArmResult;
+// An arm's counted work: its first trial that counted (nullptr when none did).
+const StepCounts* counts_of(const ArmResult& arm);
 
 // One operator's share of a profiled step (Kineto, self time: its children excluded).
 struct OpTime {

@@ -60,6 +60,9 @@ struct MeasureSettings {
   // `run --explain`: after each trial's timed steps, this many more steps under the profiler,
   // broken down by phase, op and kernel (Trial::breakdown; explain.h compares two arms). 0: off.
   int explain_steps = 0;
+  // Counted work (Trial::counts): in each arm's block-0 trial, after its timed steps, one
+  // uncounted step and this many counted ones under the profiler (never timed). 0: off.
+  int count_steps = 2;
 };
 
 // The tiny budget for CI and smoke runs: a handful of short trials.
