@@ -18,6 +18,12 @@ std::string check_label(const gate::Check& c) {
   return c.key.case_name + "/arm:" + c.key.arm + " " + metric_name(c.key.metric);
 }
 
+std::size_t equal_counts(const gate::GateReport& report) {
+  std::size_t n = 0;
+  for (const auto& c : report.count_checks) n += c.status == gate::CountStatus::equal;
+  return n;
+}
+
 }  // namespace
 
 void print_gate_report(const gate::GateReport& report, const std::string& baseline_label,
@@ -35,6 +41,15 @@ void print_gate_report(const gate::GateReport& report, const std::string& baseli
       fmt::print(out, "    why{}:\n", c.why_from_rerun ? " (from its confirmation run)" : "");
       for (const auto& line : explanation_lines(*c.why)) fmt::print(out, "      {}\n", line);
     }
+  }
+  if (!report.count_checks.empty()) {
+    fmt::print(out, "\nCounted work ({} checks, {} equal; no statistics: per metric a tolerance):\n",
+               report.count_checks.size(), equal_counts(report));
+    for (const auto& c : report.count_checks) {
+      if (c.status == gate::CountStatus::equal) continue;
+      fmt::print(out, "  {:<12}  {}\n    {}\n", gate::to_string(c.status), c.label(), c.detail);
+    }
+    if (equal_counts(report) == report.count_checks.size()) fmt::print(out, "  every count equal\n");
   }
   if (!report.problems.empty()) {
     fmt::print(out, "\nProblems:\n");
@@ -81,6 +96,20 @@ std::string gate_markdown(const gate::GateReport& report, const std::string& bas
     md += fmt::format("| {}{}{} | {} | {} | {} | {} | {:g}% | {} |\n", bad ? "**" : "", gate::to_string(c.status),
                       bad ? "**" : "", markdown_escape(c.key.case_name + "/arm:" + c.key.arm),
                       markdown_escape(metric_name(c.key.metric)), delta, p, 100 * c.threshold, markdown_escape(detail));
+  }
+  if (report.count_checks.size() > equal_counts(report)) {
+    md += fmt::format(
+        "\n**Counted work** ({} checks, {} equal):\n\n| status | cell | count | baseline | current | "
+        "detail |\n|---|---|---|---:|---:|---|\n",
+        report.count_checks.size(), equal_counts(report));
+    for (const auto& c : report.count_checks) {
+      if (c.status == gate::CountStatus::equal) continue;
+      md += fmt::format("| {}{}{} | {} | {} | {:g} | {:g} | {} |\n", c.fails() ? "**" : "", gate::to_string(c.status),
+                        c.fails() ? "**" : "", markdown_escape(c.case_name + "/arm:" + c.arm),
+                        markdown_escape(c.metric), c.baseline, c.current, markdown_escape(c.detail));
+    }
+  } else if (!report.count_checks.empty()) {
+    md += fmt::format("\n**Counted work:** {} checks, every count equal.\n", report.count_checks.size());
   }
   for (const auto& c : report.checks) {
     if (!c.why) continue;

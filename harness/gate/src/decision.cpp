@@ -194,6 +194,7 @@ GateReport evaluate_gate(const Result& baseline, const Result& current, const Ga
   for (auto& cell : extract_cells(baseline)) base_cells.emplace(cell.key, std::move(cell));
   const auto pairs = gated_pairs(base_cells, current, config, baseline_suites, report);
   test_family(compare_pairs(pairs, config, options, report), config.alpha, report);
+  report.count_checks = compare_counts(baseline, current, config.counts, report.notes);
   finish(report);
   return report;
 }

@@ -1,6 +1,7 @@
 #include "tipbench/gate/gate_config.h"
 
 #include "tipbench/gate/cells.h"
+#include "tipbench/gate/count_checks.h"
 #include "tipbench/results/result.h"
 
 #include <fmt/format.h>
@@ -37,6 +38,27 @@ std::map<std::string, double> parse_metrics(const nlohmann::json& j, const std::
       throw InputError(fmt::format("{}: {}.{} needs \"threshold_pct\"", origin, where, metric));
     }
     out[metric] = spec.at("threshold_pct").get<double>() / 100;
+  }
+  return out;
+}
+
+// {"ops_per_step": {"tolerance_pct": 0}, ...} -> count metric -> fraction.
+std::map<std::string, double> parse_counts(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object())
+    throw InputError(origin + ": counts must be an object like {\"ops_per_step\": {\"tolerance_pct\": 0}}");
+  std::map<std::string, double> out;
+  for (const auto& [metric, spec] : j.items()) {
+    if (!is_count_metric(metric)) {
+      throw InputError(
+          fmt::format("{}: counts: unknown metric '{}'; valid: {}", origin, metric, fmt::join(count_metrics(), ", ")));
+    }
+    if (!spec.is_object() || spec.size() != 1 || !spec.contains("tolerance_pct") ||
+        !spec.at("tolerance_pct").is_number() || spec.at("tolerance_pct").get<double>() < 0 ||
+        spec.at("tolerance_pct").get<double>() > 100) {
+      throw InputError(
+          fmt::format("{}: counts.{} must be {{\"tolerance_pct\": N}} with N in [0, 100]", origin, metric));
+    }
+    out[metric] = spec.at("tolerance_pct").get<double>() / 100;
   }
   return out;
 }
@@ -130,6 +152,8 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& origin)
       config.cpu_metrics = parse_metrics(value, "cpu_metrics", origin);
     } else if (key == "conditions") {
       config.conditions = parse_conditions(value, origin);
+    } else if (key == "counts") {
+      config.counts = parse_counts(value, origin);
     } else if (key == "between_run_floor_pct") {
       config.between_run_floor = parse_between_run_floor(value, origin);
     } else if (key == "suites") {
@@ -140,7 +164,7 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& origin)
     } else {
       throw InputError(
           fmt::format("{}: unknown key '{}'; valid: description, alpha, metrics, cpu_metrics, suites, conditions, "
-                      "between_run_floor_pct",
+                      "counts, between_run_floor_pct",
                       origin, key));
     }
   }
@@ -167,6 +191,9 @@ nlohmann::json gate_config_to_json(const GateConfig& config) {
   j["conditions"] = {{"foreign_cpu_pct", 100 * config.conditions.foreign_cpu},
                      {"steal_pct", 100 * config.conditions.steal},
                      {"gpu_thermal_pct", 100 * config.conditions.gpu_thermal}};
+  nlohmann::json counts = nlohmann::json::object();
+  for (const auto& [metric, tolerance] : config.counts) counts[metric] = {{"tolerance_pct", 100 * tolerance}};
+  j["counts"] = counts;
   nlohmann::json floors = nlohmann::json::object();
   for (const auto& [kind, floor] : config.between_run_floor) floors[kind] = 100 * floor;
   j["between_run_floor_pct"] = floors;

@@ -57,7 +57,9 @@ void finish(GateReport& report) {
     const double bb = b.comparison ? badness(*b.comparison) : 1e9;
     return ba > bb;
   });
+  judge_side_by_side(report.count_checks, report.checks);
   bool regression = false;
+  for (const auto& c : report.count_checks) regression |= c.fails();
   bool inconclusive = !report.problems.empty();
   std::size_t blocks = 0;
   for (const auto& c : report.checks) {
@@ -66,7 +68,7 @@ void finish(GateReport& report) {
     if (c.status == CheckStatus::inconclusive && c.comparison)
       blocks = std::max(blocks, blocks_to_resolve(*c.comparison, c.threshold));
   }
-  if (report.checks.empty()) {
+  if (report.checks.empty() && report.count_checks.empty()) {
     inconclusive = true;
     if (report.problems.empty()) report.problems.push_back("no gated cell is in both runs: nothing to compare");
   }
@@ -86,7 +88,13 @@ void finish(GateReport& report) {
       break;
     }
   }
-  if (regression) {
+  if (std::any_of(report.count_checks.begin(), report.count_checks.end(), [](const auto& c) { return c.fails(); })) {
+    report.recommendations.push_back(
+        "counted work grew: `tipbench run --explain` on both builds names the ops and kernels per phase; a change "
+        "that does more work on purpose is accepted by saving a new baseline");
+  }
+  if (std::any_of(report.checks.begin(), report.checks.end(),
+                  [](const auto& c) { return c.status == CheckStatus::regression; })) {
     report.recommendations.push_back(
         "a confirmed regression: reproduce it with `tipbench run --suite S --model M` on both builds, or "
         "accept it by saving a new baseline");

@@ -38,11 +38,32 @@ nlohmann::json gate_report_to_json(const GateReport& report) {
     }
     checks.push_back(std::move(j));
   }
+  nlohmann::json count_checks = nlohmann::json::array();
+  std::size_t counts_equal = 0;
+  for (const auto& c : report.count_checks) {
+    if (c.status == CountStatus::equal) {
+      ++counts_equal;
+      continue;
+    }
+    count_checks.push_back({{"suite", c.suite},
+                            {"case", c.case_name},
+                            {"arm", c.arm},
+                            {"metric", c.metric},
+                            {"status", to_string(c.status)},
+                            {"baseline", c.baseline},
+                            {"current", c.current},
+                            {"tolerance", c.tolerance},
+                            {"moved", c.moved},
+                            {"time_status", c.time_status},
+                            {"detail", c.detail}});
+  }
   return {{"outcome", to_string(report.outcome)},
           {"exit_code", report.exit_code()},
           {"mode", report.mode},
           {"change_under_test", report.change_under_test},
           {"checks", checks},
+          {"count_checks", count_checks},
+          {"count_checks_equal", counts_equal},
           {"problems", report.problems},
           {"notes", report.notes},
           {"recommendations", report.recommendations}};

@@ -12,6 +12,7 @@
 
 #include "tipbench/gate/check.h"
 #include "tipbench/gate/compare.h"
+#include "tipbench/gate/count_checks.h"
 #include "tipbench/gate/gate_config.h"
 
 #include <functional>
@@ -36,6 +37,8 @@ struct GateReport {
   // 2.11.0 -> 2.15.0"): a stack A/B's change under test. Empty when only the code differs.
   std::vector<std::string> change_under_test;
   std::vector<Check> checks;  // worst first once finished
+  // Counted work, by its own rule (count_checks.h): a FAIL here fails the gate. Failures first.
+  std::vector<CountCheck> count_checks;
   // Why the baseline's and the current run's conditions of measurement differ beyond the config's
   // bound (unpaired runs only; "" when they do not). It is then also a problem (INCONCLUSIVE):
   // only a re-measurement under the baseline's conditions can confirm a regression (FAIL).
