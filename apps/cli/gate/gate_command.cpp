@@ -108,6 +108,12 @@ Command add_gate_command(CLI::App& app) {
   sub->add_flag("--explain", f->explain,
                 "Explain every check by the ops and kernels that made the difference, not only a FAIL (interleaved: "
                 "every run records step breakdowns; files: those they hold). docs/explain.md");
+  sub->add_flag("--counts", f->counts,
+                "Interleaved mode: compare counted work only (ATen ops, allocations; on a GPU kernels, copies, syncs): "
+                "one short block per side and no time checks, a gate that does not depend on the machine's load "
+                "(docs/gate.md, \"Counted work\")")
+      ->excludes("--blocks")
+      ->excludes("--explain");
   sub->add_option("--out-dir", f->out_dir,
                   "Where session results, logs and gate.md/gate.json go (default results/gate/<UTC time>)")
       ->check(not_a_flag());

@@ -39,6 +39,7 @@ struct GateFlags {
   double head_inject_slowdown_pct = 0;
   std::string head_inject_slowdown_op;  // with it: spent inside this op (run's --inject-slowdown-op)
   bool explain = false;                 // explain every check, not only a FAIL (explain.h)
+  bool counts = false;                  // interleaved: counted work only (one block a side, no time checks)
   std::string out_dir;
   std::string markdown_path;
   std::string json_path;

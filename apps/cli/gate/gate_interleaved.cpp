@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
 #include <vector>
@@ -69,6 +70,22 @@ std::pair<std::vector<std::string>, std::vector<std::string>> model_file_args(co
   return {{"--model-file", absolute(f.base_model_file)}, {"--model-file", absolute(f.head_model_file)}};
 }
 
+// `--counts`: the count checks alone (no time metric gated, nothing re-measured).
+int deliver_counts(const GateFlags& f, gate::GateConfig config, const Result& base, const Result& head,
+                   const std::string& base_path, const std::string& head_path, const std::string& work_dir) {
+  config.metrics.clear();
+  config.cpu_metrics.clear();
+  config.suites.clear();
+  auto report = gate::evaluate_gate(base, head, config, {.paired = true, .seed = f.seed});
+  if (report.count_checks.empty()) {
+    report.problems.push_back(
+        "no arm's counted work is in both runs: a binary from before counted work (schema 1.14), a run with "
+        "--count-steps 0, or a config whose \"counts\" is empty");
+    gate::finish(report);
+  }
+  return deliver(f, report, base_path, head_path, work_dir);
+}
+
 }  // namespace
 
 int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
@@ -106,20 +123,34 @@ int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
     plan.head_args.push_back("--explain");
   }
   plan.blocks = f.blocks;
+  if (f.counts) {
+    // Each arm counts in its run's block-0 trial, after its timed steps: one block a side, and
+    // trials no longer than they must be (unless --run-arg sets them).
+    plan.blocks = 1;
+    const bool timed_by_user = std::any_of(f.run_args.begin(), f.run_args.end(),
+                                           [](const std::string& a) { return a.starts_with("--trial-time"); });
+    if (!timed_by_user) {
+      for (auto* args : {&plan.base_args, &plan.head_args}) args->insert(args->end(), {"--trial-time", "0.01"});
+    }
+  }
   plan.seed = f.seed;
   plan.work_dir = f.out_dir.empty() ? default_out_dir() : f.out_dir;
   check_outputs(f, plan.work_dir);
   check_child_arguments("base", plan.base_binary, plan.base_args, plan.work_dir);
   check_child_arguments("head", plan.head_binary, plan.head_args, plan.work_dir);
-  fmt::print(stderr, "gate: head {} vs base {}, {} interleaved blocks, work dir {}\n",
+  fmt::print(stderr, "gate: head {} vs base {}, {}, work dir {}\n",
              f.head_model_file.empty() ? plan.head_binary : f.head_model_file,
-             f.base_model_file.empty() ? plan.base_binary : f.base_model_file, f.blocks, plan.work_dir);
+             f.base_model_file.empty() ? plan.base_binary : f.base_model_file,
+             f.counts ? std::string("counted work only (one block a side)")
+                      : fmt::format("{} interleaved blocks", plan.blocks),
+             plan.work_dir);
   const gate::SessionResult session = gate::run_interleaved(plan, "session");
   const std::string base_path = plan.work_dir + "/base.json";
   const std::string head_path = plan.work_dir + "/head.json";
   write_result_atomically(session.base, base_path);
   write_result_atomically(session.head, head_path);
-  const gate::GateConfig effective = config.for_device(session.head.context.device);  // cpu_metrics on a CPU
+  gate::GateConfig effective = config.for_device(session.head.context.device);  // cpu_metrics on a CPU
+  if (f.counts) return deliver_counts(f, effective, session.base, session.head, base_path, head_path, plan.work_dir);
   auto report = gate::evaluate_gate(session.base, session.head, effective, {.paired = true, .seed = f.seed});
   gate::confirm_candidates(report,
                            f.no_rerun

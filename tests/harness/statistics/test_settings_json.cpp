@@ -61,6 +61,7 @@ MeasureSettings unusual_settings() {
   s.profile_steps = 3;
   s.inject_slowdown_op = "aten::addmm";
   s.explain_steps = 4;
+  s.count_steps = 5;
   return s;
 }
 
@@ -86,12 +87,13 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
   EXPECT_EQ(a.profile_steps, b.profile_steps);
   EXPECT_EQ(a.inject_slowdown_op, b.inject_slowdown_op);
   EXPECT_EQ(a.explain_steps, b.explain_steps);
+  EXPECT_EQ(a.count_steps, b.count_steps);
 }
 
 TEST(MeasureSettingsJson, RoundTripsEveryField) {
   const MeasureSettings s = unusual_settings();
   const nlohmann::json j = s;
-  EXPECT_EQ(j.size(), 21u);
+  EXPECT_EQ(j.size(), 22u);
   const auto back = j.get<MeasureSettings>();
   expect_same_settings(back, s);
   // Through text too, as it travels in a result file.
