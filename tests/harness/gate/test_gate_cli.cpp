@@ -310,6 +310,33 @@ TEST(GateCli, FlagsOfTheOtherModeAreRefused) {
   EXPECT_TRUE(contains(o.err, "--suite applies to an interleaved session")) << o.err;
 }
 
+// `gate --counts`: head vs base (one binary twice, an A/A), counted work only: one block a side,
+// no time check, every count equal, exit 0; its mode's exclusions are exit 2 with the reason.
+TEST(GateCli, CountsAloneGateAnAAOnTheirOwnRule) {
+  const auto dir = fresh_scratch_dir("gate_cli_counts");
+  const auto json = (dir / "gate.json").string();
+  const auto o =
+      tipbench_cmd(dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_BINARY, "--counts",
+                         "--suite", "zero_grad", "--out-dir", (dir / "o").string(), "--json", json});
+  ASSERT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_TRUE(contains(o.err, "counted work only (one block a side)")) << o.err;
+  const auto verdict = nlohmann::json::parse(read_bytes(json));
+  EXPECT_TRUE(verdict.at("checks").empty()) << "no time check";
+  EXPECT_TRUE(verdict.at("count_checks").empty()) << verdict.at("count_checks").dump();
+  EXPECT_GE(verdict.at("count_checks_equal").get<int>(), 6) << "zero_grad's two arms, three counts each";
+  for (const auto& extra : std::vector<std::string>{"--blocks", "--explain"}) {
+    std::vector<std::string> args{
+        "gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_BINARY, "--counts", extra};
+    if (extra == "--blocks") args.push_back("5");
+    const auto bad = tipbench_cmd(dir, args);
+    EXPECT_EQ(bad.code, 2) << extra << ": " << bad.err;
+  }
+  const auto a = save(dir, "a.json", synthetic_run({.seed = 1}));
+  const auto stored = tipbench_cmd(dir, {"gate", "--baseline", a, "--current", a, "--counts"});
+  EXPECT_EQ(stored.code, 2) << stored.err;
+  EXPECT_TRUE(contains(stored.err, "--counts applies to an interleaved session")) << stored.err;
+}
+
 TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
   const auto dir = fresh_scratch_dir("gate_cli_auto_none");
   const auto cur = save(dir, "cur.json", synthetic_run({}));
