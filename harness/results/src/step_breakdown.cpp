@@ -12,13 +12,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-// A time, count or size read from a file from elsewhere: finite and not negative.
-double amount(const ojson& j, const char* key) {
-  const double v = j.at(key).get<double>();
-  if (!std::isfinite(v) || v < 0)
-    throw std::invalid_argument(std::string("a breakdown's ") + key + " is negative or not finite");
-  return v;
-}
+double amount(const ojson& j, const char* key) { return json_amount(j, key, "a breakdown's "); }
 
 std::string name_of(const ojson& j, const char* key) {
   auto text = j.at(key).get<std::string>();

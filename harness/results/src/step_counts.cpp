@@ -12,13 +12,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-// A count or size read from a file from elsewhere: finite and not negative.
-double count_at(const ojson& j, const char* key) {
-  const double v = j.at(key).get<double>();
-  if (!std::isfinite(v) || v < 0)
-    throw std::invalid_argument(std::string("counts: ") + key + " is negative or not finite");
-  return v;
-}
+double count_at(const ojson& j, const char* key) { return json_amount(j, key, "counts: "); }
 
 std::optional<double> optional_count(const ojson& j, const char* key) {
   if (!j.contains(key)) return std::nullopt;

@@ -58,6 +58,15 @@ T json_integer(const Json& object, const char* key) {
   return json_integer_value<T>(object.at(key), std::string("\"") + key + "\"");
 }
 
+// object.at(key) as a time, count or size from a file from elsewhere: a finite number, not
+// negative. `what` names the document's part in the error ("a breakdown's").
+template <typename Json>
+double json_amount(const Json& object, const char* key, const std::string& what) {
+  const double v = object.at(key).template get<double>();
+  if (!std::isfinite(v) || v < 0) throw std::invalid_argument(what + key + " is negative or not finite");
+  return v;
+}
+
 // get_to, checked when the target is an integer (for code that visits fields of mixed types).
 template <typename Json, typename T>
 void json_get_to(const Json& value, T& out, const std::string& what = "value") {
