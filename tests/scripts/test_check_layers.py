@@ -1,10 +1,12 @@
 """scripts/check-layers.py: the harness as it is passes, and each kind of arrow that runs back up,
-made in a small tree of the same shape, fails with its line.
+made in a small tree of the same shape, fails with its line. docs/ARCHITECTURE.md's picture and
+its table of libraries name every library of harness/ and no other.
 
     test_check_layers.py PROJECT_ROOT
 """
 
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,6 +42,24 @@ def tree(kind):
     return root
 
 
+def architecture_doc_problems(root):
+    """The libraries the doc's Mermaid picture and its table name, against harness/'s folders."""
+    harness = root / "harness"
+    libs = {p.name for p in harness.iterdir() if (p / "CMakeLists.txt").is_file() and (p / "src").is_dir()}
+    doc = (root / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    picture = re.search(r"```mermaid\n(.*?)```", doc, re.DOTALL)
+    table = re.search(r"### The harness's libraries\n(.*?)\n### ", doc, re.DOTALL)
+    if not picture or not table:
+        return ["docs/ARCHITECTURE.md: no Mermaid picture or no table of the harness's libraries"]
+    drawn = set(re.findall(r"<b>(\w+)</b>", picture.group(1)))
+    listed = set(re.findall(r"^\| `(\w+)` \|", table.group(1), re.MULTILINE))
+    out = []
+    for what, names in (("picture", drawn), ("table", listed)):
+        if names != libs:
+            out.append(f"docs/ARCHITECTURE.md's {what}: missing {sorted(libs - names)}, not in harness/ {sorted(names - libs)}")
+    return out
+
+
 def main():
     failures = []
     real = check(sys.argv[1], "--print")
@@ -57,6 +77,7 @@ def main():
         got = check(tree(kind))
         if got.returncode != code or line not in got.stdout:
             failures.append(f"{kind}: expected exit {code} and {line!r}, got exit {got.returncode}:\n{got.stdout}{got.stderr}")
+    failures += architecture_doc_problems(pathlib.Path(sys.argv[1]))
     missing = check(pathlib.Path(tempfile.mkdtemp(prefix="layers-none-")))
     if missing.returncode != 2 or "no harness/ folder" not in missing.stderr:
         failures.append(f"no harness/: expected exit 2, got {missing.returncode}: {missing.stderr}")
