@@ -277,7 +277,9 @@ run_gtest() {
 binaries_with() {
   local t
   for t in "$bundle"/tests/test_*; do
-    "$t" --gtest_list_tests --gtest_filter="$1" 2>>"$logs/test-lists.log" | grep -q '^  ' && echo "$t"
+    # grep reads the whole list (with -q it would stop at the first test, and under pipefail the
+    # binary's SIGPIPE would drop it from the list now and then).
+    "$t" --gtest_list_tests --gtest_filter="$1" 2>>"$logs/test-lists.log" | grep '^  ' >/dev/null && echo "$t"
   done
 }
 

@@ -33,7 +33,9 @@ cat "$tmp/nolib.err"
 ((rc == 2)) || fail "run.sh without torch: exit $rc, expected 2"
 grep -q "TIPBENCH_TORCH_LIB" "$tmp/nolib.err" || fail "the message does not say how to point at LibTorch"
 # Missing CUDA libraries: only testable where the system's loader cache has none of its own.
-if ! /sbin/ldconfig -p 2>/dev/null | grep -q 'libcudart\.so'; then
+# grep reads all of ldconfig's output: with -q it exits at the first match, and under pipefail
+# ldconfig's SIGPIPE then fails the pipeline (the cache seen as empty, now and then).
+if ! /sbin/ldconfig -p 2>/dev/null | grep 'libcudart\.so' >/dev/null; then
   rc=0
   env -i PATH=/usr/bin:/bin TIPBENCH_TORCH_LIB="$torch_lib" TIPBENCH_CUDA_LIB="$tmp" "$b/run.sh" libs "$tmp/out-nocuda" \
     2>"$tmp/nocuda.err" || rc=$?
