@@ -56,9 +56,29 @@ std::string source_claim_line(const SuiteResult& suite) {
   return fmt::format("source claim ({}): {}", suite.source_claim->sources, suite.source_claim->claim);
 }
 
+namespace {
+
+// The knobs and modes that make a run's times no measurement of the code on this machine.
+std::string other_banner(const MeasureSettings& s) {
+  if (s.inject_extra_ops > 0) {
+    return fmt::format(
+        "!!! INJECTED WORK: every step made {} more aten::add calls on purpose (--inject-extra-ops, a count-gate "
+        "calibration knob). These are NOT real measurements. !!!",
+        s.inject_extra_ops);
+  }
+  if (s.instructions == "callgrind") {
+    return "!!! UNDER CALLGRIND: this run ran under Valgrind's Callgrind (--instructions callgrind) to count "
+           "instructions; its times are Callgrind's, 50 to 100 times slower than the machine's. Only its counts "
+           "are the code's. !!!";
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string injected_slowdown_banner(const Result& result) {
   const double pct = result.context.settings.inject_slowdown_pct;
-  if (!(pct > 0)) return "";
+  if (!(pct > 0)) return other_banner(result.context.settings);
   if (const auto& op = result.context.settings.inject_slowdown_op; !op.empty()) {
     return fmt::format(
         "!!! INJECTED SLOWDOWN: every timed step spent {:g}% of a warm-up step busy-waiting inside {} on purpose "

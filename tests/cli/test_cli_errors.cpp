@@ -193,7 +193,9 @@ TEST(CliTraps, NanAndInfinityAreRefusedByEveryNumberFlag) {
 // A result records its command line as JSON text: a path that is not UTF-8 is refused before
 // any work, never found by the JSON library after the benchmark (exit 4 with its raw text).
 // --explain's flags: an op name that is no op, --explain-steps without --explain or out of range,
-// the op knob without its percentage; --count-steps out of range or no number. One line each, exit 2, nothing run.
+// the op knob without its percentage; --count-steps out of range or no number; an unknown
+// --instructions mode, Callgrind with nothing to count; the extra-ops knob at 0 or no number. One
+// line each, exit 2, nothing run.
 TEST(CliTraps, ExplainsFlagsAreCheckedBeforeAnyWork) {
   const auto dir = fresh_scratch_dir("traps_explain");
   const std::string out = (dir / "never.json").string();
@@ -206,7 +208,11 @@ TEST(CliTraps, ExplainsFlagsAreCheckedBeforeAnyWork) {
                                              {"--explain", "--explain-steps", "101"},
                                              {"--count-steps", "101"},
                                              {"--count-steps", "-1"},
-                                             {"--count-steps", "two"}}) {
+                                             {"--count-steps", "two"},
+                                             {"--instructions", "rdtsc"},
+                                             {"--instructions", "callgrind", "--count-steps", "0"},
+                                             {"--inject-extra-ops", "0"},
+                                             {"--inject-extra-ops", "many"}}) {
     auto args = run;
     args.insert(args.end(), extra.begin(), extra.end());
     SCOPED_TRACE(extra.back());

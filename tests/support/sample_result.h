@@ -128,6 +128,8 @@ inline Result sample_result() {
       counts.memsets_per_step = 2;
       counts.syncs_per_step = 1;
       counts.syncs = {{"cudaStreamSynchronize", 1, 0}};
+      counts.instructions_per_step = 141'165'412;  // 1.15
+      counts.instruction_counter = "perf_event";
       tt.counts = counts;
     }
     treat.trials.push_back(tt);

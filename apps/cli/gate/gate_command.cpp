@@ -105,6 +105,10 @@ Command add_gate_command(CLI::App& app) {
                   "--inject-slowdown-op)")
       ->check([](const std::string& v) { return is_op_name(v) ? std::string() : "not an op name like aten::addmm"; })
       ->needs("--head-inject-slowdown");
+  sub->add_option("--head-inject-extra-ops", f->head_inject_extra_ops,
+                  "Calibration of the count gate: the head makes N more small ATen op calls per step (the run's "
+                  "--inject-extra-ops)")
+      ->check(CLI::Range(1, 100000));
   sub->add_flag("--explain", f->explain,
                 "Explain every check by the ops and kernels that made the difference, not only a FAIL (interleaved: "
                 "every run records step breakdowns; files: those they hold). docs/explain.md");

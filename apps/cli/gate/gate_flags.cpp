@@ -12,9 +12,16 @@ namespace tipbench::cli {
 
 namespace {
 
-const std::set<std::string> kInterleavedOnly{
-    "--suite",  "--model", "--device", "--full", "--run-arg", "--head-inject-slowdown", "--head-inject-slowdown-op",
-    "--blocks", "--counts"};
+const std::set<std::string> kInterleavedOnly{"--suite",
+                                             "--model",
+                                             "--device",
+                                             "--full",
+                                             "--run-arg",
+                                             "--head-inject-slowdown",
+                                             "--head-inject-slowdown-op",
+                                             "--blocks",
+                                             "--counts",
+                                             "--head-inject-extra-ops"};
 const std::set<std::string> kStoredOnly{"--baseline",        "--current",       "--paired",
                                         "--across-software", "--baselines-dir", "--rerun-binary"};
 

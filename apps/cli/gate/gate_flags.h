@@ -38,6 +38,7 @@ struct GateFlags {
   std::vector<std::string> run_args;
   double head_inject_slowdown_pct = 0;
   std::string head_inject_slowdown_op;  // with it: spent inside this op (run's --inject-slowdown-op)
+  int head_inject_extra_ops = 0;        // calibration of the count gate (run's --inject-extra-ops)
   bool explain = false;                 // explain every check, not only a FAIL (explain.h)
   bool counts = false;                  // interleaved: counted work only (one block a side, no time checks)
   std::string out_dir;

@@ -118,6 +118,9 @@ int gate_interleaved(const GateFlags& f, const gate::GateConfig& config) {
                             {"--inject-slowdown", "0", "--inject-slowdown-op", f.head_inject_slowdown_op});
     }
   }
+  if (f.head_inject_extra_ops > 0) {
+    plan.head_args.insert(plan.head_args.end(), {"--inject-extra-ops", std::to_string(f.head_inject_extra_ops)});
+  }
   if (f.explain) {
     plan.base_args.push_back("--explain");
     plan.head_args.push_back("--explain");

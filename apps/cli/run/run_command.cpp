@@ -10,6 +10,7 @@
 #include "run_measure.h"
 #include "run_options.h"
 #include "run_resume.h"
+#include "run_under_callgrind.h"
 #include "tipbench/models/model.h"
 #include "tipbench/results/partial_run.h"
 #include "tipbench/suite/registry.h"
@@ -116,6 +117,10 @@ int run(RunOptions o, const std::set<std::string>& typed, const std::vector<std:
   RunStart start;
   if (auto code = read_start(o, typed, start)) return *code;
   const c10::Device device = *start.device;
+  if (o.instructions == "callgrind") {
+    if (auto problem = callgrind_problem(o, device)) return usage_error(*problem);
+    if (!inside_callgrind_run() && !o.dry_run) return run_under_callgrind(argv);
+  }
   if (o.nproc > 1 && !start.rank_env) {  // this process launches the ranks
     if (auto problem = launch_problem(o, device)) return usage_error(*problem);
     if (!o.dry_run) return launch_local_ranks(argv, o.nproc);
@@ -264,6 +269,11 @@ void add_measurement_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) 
                  "first call in each step, instead of after the step: a known cause for --explain to name")
       ->check([](const std::string& v) { return is_op_name(v) ? std::string() : "not an op name like aten::addmm"; })
       ->needs("--inject-slowdown");
+  sub.add_option("--inject-extra-ops", o->inject_extra_ops,
+                 "TEST KNOB: after every step, N more calls of a small ATen op (aten::add of 16 elements): a known "
+                 "amount of added work, to calibrate the count gate (recorded in the result; never a real "
+                 "measurement)")
+      ->check(not_a_flag() & whole_number(kInjectExtraOpsRange.min, kInjectExtraOpsRange.max));
 }
 
 // The distributed launch (run_launch.h): run's own flags, not a suite's (docs/cli.md).
@@ -298,6 +308,13 @@ void add_control_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
          "Counted work: after each arm's first trial, count the ATen ops, allocations and (CUDA) kernels, "
          "copies and syncs of this many more steps, never timed; 0: off (docs/measurement.md, \"Counted work\")")
       ->check(whole_number(0, kCountStepsRange.max))
+      ->capture_default_str();
+  sub.add_option("--instructions", o->instructions,
+                 "Counted CPU instructions per step, in steps of their own on one intra-op thread: auto counts them "
+                 "with perf_event where the CPU's PMU is open to this process; callgrind runs this whole run under "
+                 "Valgrind's Callgrind (one block of short trials: the times are Callgrind's, the counts exact; a CPU "
+                 "only); off")
+      ->check(CLI::IsMember({"auto", "callgrind", "off"}))
       ->capture_default_str();
   add_suite_options(sub, o);
   sub.add_option("--resume", o->resume,

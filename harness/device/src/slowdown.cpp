@@ -1,5 +1,6 @@
 #include "tipbench/device/slowdown.h"
 
+#include <ATen/Functions.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -61,8 +62,13 @@ double cuda_cycles_per_ms(const c10::Device& device) {
 
 }  // namespace
 
-SlowdownInjector::SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s, const std::string& op)
-    : device_(device), fraction_(std::max(0.0, pct) / 100) {
+SlowdownInjector::SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s, const std::string& op,
+                                   int extra_ops)
+    : device_(device), fraction_(std::max(0.0, pct) / 100), extra_ops_(std::max(0, extra_ops)) {
+  if (extra_ops_ > 0) {
+    extra_a_ = at::ones({16}, at::TensorOptions().device(device_));
+    extra_b_ = at::ones({16}, at::TensorOptions().device(device_));
+  }
   if (!op.empty()) {  // at 0%, the callback alone: the other side of a fair --explain calibration
     if (op_delay_in_use.exchange(true)) throw std::logic_error("two op slowdowns at once");
     op_delay.op = op;
@@ -104,6 +110,7 @@ void SlowdownInjector::before_step() {
 
 void SlowdownInjector::after_step() {
   if (op_callback_) op_delay.pending = false;  // a step without the op spends nothing
+  for (int i = 0; i < extra_ops_; ++i) at::add(extra_a_, extra_b_);
   if (fraction_ <= 0) return;
   if (device_.is_cuda()) {
     // The delay d on both sides: a spin kernel of d on the device and, once it is enqueued, a

@@ -100,6 +100,16 @@ std::string save_baseline(const std::string& run_path, const std::string& dir, c
                                  run_path, r.context.settings.inject_slowdown_pct,
                                  r.context.settings.inject_slowdown_op.empty() ? "" : " --inject-slowdown-op"));
   }
+  if (r.context.settings.inject_extra_ops > 0) {
+    throw InputError(fmt::format("{}: made with --inject-extra-ops {}: an injected run is never a baseline", run_path,
+                                 r.context.settings.inject_extra_ops));
+  }
+  if (r.context.settings.instructions == "callgrind") {
+    throw InputError(
+        fmt::format("{}: made with --instructions callgrind: its times are Callgrind's, not the machine's, so it is no "
+                    "baseline of times (compare its counts with `gate --counts`)",
+                    run_path));
+  }
   const std::string& slug = r.context.fingerprint_slug;
   if (auto why = slug_problem(slug)) throw InputError(fmt::format("{}: {}", run_path, *why));
   if (auto why = slug_identity_problem(slug, r.context.fingerprint)) {

@@ -24,6 +24,8 @@ struct Metric {
   const std::vector<NamedCount>* (*names)(const StepCounts&);  // what moved under it; nullptr none
 };
 
+constexpr const char* kInstructionsMetric = "instructions_per_step";
+
 const std::vector<Metric>& metrics() {
   static const std::vector<Metric> all{
       {"ops_per_step", [](const StepCounts& c) -> std::optional<double> { return c.ops_per_step; },
@@ -51,6 +53,7 @@ const std::vector<Metric>& metrics() {
       {"memsets_per_step", [](const StepCounts& c) { return c.memsets_per_step; }, nullptr},
       {"syncs_per_step", [](const StepCounts& c) { return c.syncs_per_step; },
        [](const StepCounts& c) { return &c.syncs; }},
+      {kInstructionsMetric, [](const StepCounts& c) { return c.instructions_per_step; }, nullptr},
   };
   return all;
 }
@@ -140,7 +143,7 @@ std::vector<CountCheck> compare_counts(const Result& baseline, const Result& cur
   std::vector<CountCheck> out;
   if (tolerances.empty()) return out;
   const auto before = counts_by_arm(baseline);
-  std::size_t no_baseline_counts = 0, unsteady = 0, compared = 0;
+  std::size_t no_baseline_counts = 0, unsteady = 0, compared = 0, other_counter = 0;
   for (const auto& [key, now] : counts_by_arm(current)) {
     const auto it = before.find(key);
     if (it == before.end() || !now.counts) continue;  // not in the baseline: the time checks say so
@@ -158,6 +161,10 @@ std::vector<CountCheck> compare_counts(const Result& baseline, const Result& cur
       if (!m) continue;
       const auto a = m->of(*it->second.counts), b = m->of(*now.counts);
       if (!a || !b) continue;
+      if (metric == kInstructionsMetric && it->second.counts->instruction_counter != now.counts->instruction_counter) {
+        ++other_counter;  // perf_event and Callgrind count different things
+        continue;
+      }
       CountCheck check{.suite = now.suite,
                        .case_name = key.first,
                        .arm = key.second,
@@ -187,6 +194,11 @@ std::vector<CountCheck> compare_counts(const Result& baseline, const Result& cur
         fmt::format("counted work of {} arm(s) not compared: the baseline counted none (a result before "
                     "schema 1.14, or --count-steps 0)",
                     no_baseline_counts));
+  if (other_counter > 0)
+    notes.push_back(fmt::format(
+        "instructions of {} arm(s) not compared: the two runs counted them with different counters (perf_event, "
+        "callgrind)",
+        other_counter));
   if (unsteady > 0)
     notes.push_back(fmt::format("counted work of {} arm(s) not compared: their counted steps did not agree", unsteady));
   std::stable_sort(out.begin(), out.end(),

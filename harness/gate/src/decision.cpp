@@ -27,6 +27,20 @@ void note_run_differences(const Result& baseline, const Result& current, GateRep
     report.notes.push_back(fmt::format("the baseline has an INJECTED slowdown of {:g}% (calibration knob)",
                                        baseline.context.settings.inject_slowdown_pct));
   }
+  for (const auto* side : {&baseline, &current}) {
+    const auto& settings = side->context.settings;
+    const char* which = side == &current ? "the current run" : "the baseline";
+    if (settings.inject_extra_ops > 0) {
+      report.notes.push_back(fmt::format("{} has {} INJECTED extra ops per step (count-gate calibration knob)", which,
+                                         settings.inject_extra_ops));
+    }
+    if (settings.instructions == "callgrind") {
+      report.notes.push_back(
+          fmt::format("{} ran under Callgrind: its times are Callgrind's, only its counts are the "
+                      "code's",
+                      which));
+    }
+  }
   std::string hardware;
   for (const auto& change : fingerprint_changes(baseline.context.fingerprint, current.context.fingerprint)) {
     if (!change.hardware) {

@@ -3,11 +3,13 @@
 #include "tipbench/common/escape.h"
 #include "tipbench/environment/fingerprint.h"
 #include "tipbench/gate/cells.h"
+#include "tipbench/gate/count_checks.h"
 #include "tipbench/history/trends.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace tipbench::history {
 
@@ -30,6 +32,12 @@ std::string interval(const ChangePoint& p) {
   return fmt::format("x{:.3f} [{:.3f}, {:.3f}]", p.ratio, p.ratio_low, p.ratio_high);
 }
 
+// A count's step says its two counts; a time's change its ratio and interval.
+std::string change_text(const SeriesChange& c) {
+  if (!gate::is_count_metric(c.metric)) return fmt::format("{} p={:.2g}", interval(c.point), c.point.p_value);
+  return fmt::format("{:g} -> {:g} per step (exact count)", c.point.mean_before, c.point.mean_after);
+}
+
 }  // namespace
 
 std::string verdict_of(const SeriesChange& c) {
@@ -49,6 +57,27 @@ std::vector<JudgedChange> judge_series(const std::vector<double>& values, bool h
   return out;
 }
 
+std::vector<JudgedChange> judge_count_series(const std::vector<double>& values, double tolerance) {
+  std::vector<std::size_t> steps;
+  for (std::size_t i = 1; i < values.size(); ++i) {
+    if (std::fabs(values[i] - values[i - 1]) > tolerance * values[i - 1] + 1e-9) steps.push_back(i);
+  }
+  std::vector<JudgedChange> out;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::size_t i = steps[k];
+    ChangePoint p;
+    p.index = i;
+    p.n_before = i - (k > 0 ? steps[k - 1] : 0);
+    p.n_after = (k + 1 < steps.size() ? steps[k + 1] : values.size()) - i;
+    p.mean_before = values[i - 1];
+    p.mean_after = values[i];
+    p.ratio = p.ratio_low = p.ratio_high = values[i - 1] > 0 ? values[i] / values[i - 1] : 1 + values[i];
+    p.p_value = 0;
+    out.push_back({p, tolerance, values[i] > values[i - 1]});
+  }
+  return out;
+}
+
 std::size_t DetectReport::new_regressions() const {
   return std::count_if(changes.begin(), changes.end(),
                        [](const SeriesChange& c) { return c.regression && c.is_new && c.expected.empty(); });
@@ -63,6 +92,10 @@ DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest&
   report.request = request;
   for (const auto& t : trends) {
     // Runs measured under load are flagged, never cut at: a loaded machine looks like a slower build.
+    // A count does not depend on the load.
+    const bool counted = gate::is_count_metric(t.metric);
+    const auto tolerance = request.count_tolerances.find(t.metric);
+    if (counted && tolerance == request.count_tolerances.end()) continue;  // a count the config does not gate
     std::vector<const TrendPoint*> points;
     std::vector<double> values;
     for (std::size_t i = 0; i < t.runs.size(); ++i) {
@@ -70,7 +103,7 @@ DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest&
         ++report.excluded;
         continue;
       }
-      if (t.loaded[i]) {
+      if (t.loaded[i] && !counted) {
         ++report.flagged;
         continue;
       }
@@ -79,7 +112,9 @@ DetectReport detect(const std::vector<SeriesTrend>& trends, const DetectRequest&
     }
     ++report.series;
     report.runs += points.size();
-    for (const auto& judged : judge_series(values, gate::higher_is_better(t.metric), request)) {
+    const auto judged_changes = counted ? judge_count_series(values, tolerance->second)
+                                        : judge_series(values, gate::higher_is_better(t.metric), request);
+    for (const auto& judged : judged_changes) {
       const auto& cp = judged.point;
       SeriesChange c;
       c.suite = t.suite;
@@ -130,12 +165,11 @@ std::string detect_console(const DetectReport& r) {
       r.request.detector.window, r.request.detector.max_p_value);
   if (r.changes.empty()) out += "no change points\n";
   for (const auto& c : r.changes) {
-    out +=
-        fmt::format("{:<12} {} {} on {}: {} p={:.2g} (bound {:.1f}%), runs {} -> {} (git {} -> {}, {} -> {}){}{}\n",
-                    verdict_of(c), c.cell, c.metric, c.hardware, interval(c.point), c.point.p_value, 100 * c.min_change,
-                    c.before_run, c.after_run, short_git(c.before_git), short_git(c.after_git), c.before_time,
-                    c.after_time, c.software_change.empty() ? "" : "; software changed: " + c.software_change,
-                    c.expected.empty() ? "" : "; annotated: " + c.expected);
+    out += fmt::format("{:<12} {} {} on {}: {} (bound {:.1f}%), runs {} -> {} (git {} -> {}, {} -> {}){}{}\n",
+                       verdict_of(c), c.cell, c.metric, c.hardware, change_text(c), 100 * c.min_change, c.before_run,
+                       c.after_run, short_git(c.before_git), short_git(c.after_git), c.before_time, c.after_time,
+                       c.software_change.empty() ? "" : "; software changed: " + c.software_change,
+                       c.expected.empty() ? "" : "; annotated: " + c.expected);
   }
   out += fmt::format("{} new regression(s)\n", r.new_regressions());
   return out;
@@ -152,12 +186,15 @@ std::string detect_markdown(const DetectReport& r) {
   for (const auto& c : r.changes) {
     // Every string from the store is escaped: a note's | or newline would break the table, its
     // [link](...), <img> or @team would render in the job summary.
-    out += fmt::format("| {} | {} | {} | {} | {} | {:.2g} | {} → {} | {} → {} | {} | {} |\n", verdict_of(c),
-                       markdown_escape(c.cell), markdown_escape(c.metric), markdown_escape(c.hardware),
-                       interval(c.point), c.point.p_value, c.before_run, c.after_run,
-                       markdown_escape(short_git(c.before_git)), markdown_escape(short_git(c.after_git)),
-                       c.software_change.empty() ? "-" : markdown_escape(c.software_change),
-                       c.expected.empty() ? "-" : markdown_escape(c.expected));
+    const bool counted = gate::is_count_metric(c.metric);
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} → {} | {} → {} | {} | {} |\n", verdict_of(c), markdown_escape(c.cell),
+        markdown_escape(c.metric), markdown_escape(c.hardware),
+        counted ? fmt::format("{:g} → {:g} per step", c.point.mean_before, c.point.mean_after) : interval(c.point),
+        counted ? std::string("exact") : fmt::format("{:.2g}", c.point.p_value), c.before_run, c.after_run,
+        markdown_escape(short_git(c.before_git)), markdown_escape(short_git(c.after_git)),
+        c.software_change.empty() ? "-" : markdown_escape(c.software_change),
+        c.expected.empty() ? "-" : markdown_escape(c.expected));
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // either database (sql_database.h). Idempotent by the file's SHA-256.
 #include "sql_database.h"
 #include "tipbench/gate/cells.h"
+#include "tipbench/gate/count_checks.h"
 #include "tipbench/history/store.h"
 #include "tipbench/history/test_seams.h"
 #include "tipbench/results/result.h"
@@ -34,6 +35,26 @@ std::map<CellName, std::int64_t> series_ids(const SqlDatabase& db, const std::st
   return out;
 }
 
+// Counted work (schema 1.14) as series of their own, one sample per run (block 0): every gated
+// count metric of every ok arm whose counted steps agreed. Zero is a count too (syncs 0 -> 1).
+std::vector<gate::Cell> count_cells(const Result& r) {
+  std::vector<gate::Cell> out;
+  for (const auto& s : r.suites) {
+    for (const auto& c : s.cases) {
+      for (const auto& a : c.arms) {
+        const StepCounts* counts = a.status == ArmStatus::ok ? counts_of(a) : nullptr;
+        if (!counts || !counts->error.empty() || !counts->steady) continue;
+        for (const auto& metric : gate::count_metrics()) {
+          if (const auto value = gate::count_value(*counts, metric)) {
+            out.push_back({.key = {s.name, c.name, a.arm, metric}, .by_block = {{0, *value}}});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void testing::set_ingest_probe(IngestProbe probe) { ingest_probe = probe; }
@@ -58,7 +79,8 @@ IngestOutcome HistoryStore::ingest(const std::string& bytes, const Result& run, 
          c.fingerprint_slug, nlohmann::json(c.fingerprint).dump(), c.fingerprint.libtorch_version, model,
          c.conditions.is_null() ? std::string("null") : c.conditions.dump(), run.schema_version, utc_timestamp()});
 
-    const auto cells = gate::extract_cells(run);
+    auto cells = gate::extract_cells(run);
+    for (auto& cell : count_cells(run)) cells.push_back(std::move(cell));
     std::vector<SqlValues> series;
     for (const auto& cell : cells) {
       const auto& k = cell.key;

@@ -6,6 +6,7 @@
 #include "kept_arm.h"
 #include "tipbench/device/memory_probe.h"
 #include "tipbench/device/slowdown.h"
+#include "tipbench/profiling/instruction_counter.h"
 #include "tipbench/profiling/step_attribution.h"
 #include "tipbench/profiling/step_profiler.h"
 #include "tipbench/device/step_timer.h"
@@ -194,7 +195,7 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
   auto timer = detail::make_step_timer(device, steps);
   // A no-op unless the gate-calibration knob is set (then every result records it).
   detail::SlowdownInjector slowdown(device, settings.inject_slowdown_pct, warmup.median_step_s,
-                                    settings.inject_slowdown_op);
+                                    settings.inject_slowdown_op, settings.inject_extra_ops);
   // CUDA: the warm-up and the timer's set-up left the stream idle. One more untimed step, not
   // waited for, keeps the device busy while the host launches the first timed step, so that
   // step's time holds no launch latency that steady state hides (the device never waits for the
@@ -230,6 +231,13 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
     if (count_here) t.counts = detail::counts_of(recorded);
   } else if (count_here) {
     t.counts = detail::counts_of(detail::record_steps(*workload, device, settings.count_steps, slowdown));
+  }
+  if (count_here) {  // in steps of their own: the profiler's work is not the step's
+    auto instructions =
+        detail::count_instructions(*workload, device, settings.count_steps, slowdown, settings.instructions);
+    t.counts->instructions_per_step = instructions.per_step;
+    t.counts->instruction_counter = std::move(instructions.counter);
+    t.counts->instructions_note = std::move(instructions.note);
   }
   if (!settings.profile_dir.empty() && block == settings.blocks - 1) {  // after everything measured
     const auto path = std::filesystem::path(settings.profile_dir) / detail::trace_file_name(name);

@@ -41,6 +41,8 @@ constexpr Field kFields[] = {
     {"explain", "--explain"},
     {"explain_steps", "--explain-steps"},
     {"count_steps", "--count-steps"},
+    {"instructions", "--instructions"},
+    {"inject_extra_ops", "--inject-extra-ops"},
     {"nproc", "--nproc"},
     {"oversubscribe", "--oversubscribe"},
     {"model_file", "--model-file"},
@@ -125,6 +127,8 @@ nlohmann::json run_options_to_json(const RunOptions& o) {
           {"explain", o.explain},
           {"explain_steps", o.explain_steps},
           {"count_steps", o.count_steps},
+          {"instructions", o.instructions},
+          {"inject_extra_ops", o.inject_extra_ops},
           {"nproc", o.nproc},
           {"oversubscribe", o.oversubscribe},
           {"model_file", o.model_file},
@@ -156,6 +160,9 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
     o.explain_steps = j.contains("explain_steps") ? json_integer<int>(j, "explain_steps") : 3;
     // Since counted work (schema 1.14): a partial file written before it counted nothing.
     o.count_steps = j.contains("count_steps") ? json_integer<int>(j, "count_steps") : 0;
+    // Since counted instructions (schema 1.15): a partial file written before them counted none.
+    o.instructions = j.value("instructions", "off");
+    o.inject_extra_ops = j.contains("inject_extra_ops") ? json_integer<int>(j, "inject_extra_ops") : 0;
     o.nproc = json_integer<int>(j, "nproc");
     o.oversubscribe = j.at("oversubscribe").get<bool>();
     o.suite_options = j.at("suite_options").get<SuiteOptionValues>();
@@ -208,6 +215,9 @@ std::vector<std::string> run_option_problems(const RunOptions& o, const RunOptio
                     abbreviated(o.inject_slowdown_op)));
   add(whole_problem("--explain-steps", o.explain_steps, kExplainStepsRange, false));
   add(whole_problem("--count-steps", o.count_steps, kCountStepsRange, true));
+  if (o.instructions != "auto" && o.instructions != "callgrind" && o.instructions != "off")
+    add(fmt::format("--instructions: '{}' is not auto, callgrind or off", abbreviated(o.instructions)));
+  add(whole_problem("--inject-extra-ops", o.inject_extra_ops, kInjectExtraOpsRange, true));
   if (o.out.empty()) add("--out: empty");
   for (const auto& problem : model_file_problems(o)) add(problem);
   for (const auto& entry : o.suite_options) {
@@ -270,6 +280,16 @@ MeasureSettings measure_settings_from(const RunOptions& o) {
   s.inject_slowdown_op = o.inject_slowdown_op;
   s.explain_steps = o.explain ? o.explain_steps : 0;
   s.count_steps = o.count_steps;
+  s.instructions = o.instructions;
+  s.inject_extra_ops = o.inject_extra_ops;
+  if (o.instructions == "callgrind") {
+    // Under Callgrind a step is 50 to 100 times slower and its time is Callgrind's, not the
+    // machine's: one block of the shortest trials, only for the counts (run_under_callgrind.h).
+    s.min_blocks = s.blocks = 1;
+    s.warmup_min_steps = s.warmup_max_steps = 1;
+    s.trial_min_steps = 1;
+    s.trial_min_time_s = 0;
+  }
   if (!o.model_file.empty()) s.warmup_min_steps = std::max(s.warmup_min_steps, kModelFileWarmupMinSteps);
   return s;
 }

@@ -15,6 +15,8 @@ MeasureSettings settings_known_keys(const nlohmann::ordered_json& j) {
   if (!j.contains("keep_workloads")) settings.keep_workloads = false;
   // Before schema 1.14 no run counted its work.
   if (!j.contains("count_steps")) settings.count_steps = 0;
+  // Before schema 1.15 no run counted instructions.
+  if (!j.contains("instructions")) settings.instructions = "off";
   return settings;
 }
 

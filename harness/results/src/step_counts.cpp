@@ -1,9 +1,12 @@
 #include "tipbench/results/step_counts.h"
 
 #include "tipbench/common/checked_text.h"
+#include "tipbench/common/error_text.h"
 #include "tipbench/common/json_number.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace tipbench {
@@ -68,6 +71,11 @@ ojson step_counts_to_json(const StepCounts& c) {
     j["syncs"] = names_to_json(c.syncs, false);
   }
   if (!c.error.empty()) j["error"] = c.error;
+  if (c.instructions_per_step) {
+    j["instructions_per_step"] = *c.instructions_per_step;
+    j["instruction_counter"] = c.instruction_counter;
+  }
+  if (!c.instructions_note.empty()) j["instructions_note"] = c.instructions_note;
   return j;
 }
 
@@ -90,6 +98,17 @@ StepCounts step_counts_from_json(const ojson& j) {
   if (j.contains("error")) {
     c.error = j.at("error").get<std::string>();
     check_name("counts: error", c.error);
+  }
+  c.instructions_per_step = optional_count(j, "instructions_per_step");
+  if (c.instructions_per_step) {
+    c.instruction_counter = j.at("instruction_counter").get<std::string>();
+    if (std::ranges::find(kInstructionCounters, c.instruction_counter) == std::end(kInstructionCounters))
+      throw std::invalid_argument("counts: instruction_counter '" + one_line(abbreviated(c.instruction_counter, 40)) +
+                                  "' is none of perf_event, callgrind");
+  }
+  if (j.contains("instructions_note")) {
+    c.instructions_note = j.at("instructions_note").get<std::string>();
+    check_name("counts: instructions_note", c.instructions_note);
   }
   return c;
 }

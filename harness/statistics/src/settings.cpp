@@ -47,6 +47,8 @@ static void visit_fields(MeasureSettings& s, Visitor&& visit) {
   visit("inject_slowdown_op", s.inject_slowdown_op);
   visit("explain_steps", s.explain_steps);
   visit("count_steps", s.count_steps);
+  visit("instructions", s.instructions);
+  visit("inject_extra_ops", s.inject_extra_ops);
 }
 
 void to_json(nlohmann::json& j, const MeasureSettings& s) {
@@ -65,6 +67,9 @@ void from_json(const nlohmann::json& j, MeasureSettings& s) {
   for (const auto& [key, value] : j.items()) {
     if (!known.contains(key)) throw std::invalid_argument("unknown settings key '" + key + "'");
   }
+  if (s.instructions != "auto" && s.instructions != "callgrind" && s.instructions != "off")
+    throw std::invalid_argument("settings: instructions is none of auto, callgrind, off");
+  if (s.inject_extra_ops < 0) throw std::invalid_argument("settings: inject_extra_ops is negative");
 }
 
 }  // namespace tipbench

@@ -337,6 +337,34 @@ TEST(GateCli, CountsAloneGateAnAAOnTheirOwnRule) {
   EXPECT_TRUE(contains(stored.err, "--counts applies to an interleaved session")) << stored.err;
 }
 
+// The count gate's knob: a head that makes one more aten::add a step (--head-inject-extra-ops 1)
+// FAILs the count gate by its exact ops rule, naming the op, with no time check at all; such a run
+// is never a baseline.
+TEST(GateCli, OneExtraOpAStepFailsTheCountGate) {
+  const auto dir = fresh_scratch_dir("gate_cli_counts_knob");
+  const auto json = (dir / "gate.json").string();
+  const auto o = tipbench_cmd(
+      dir, {"gate", "--base-binary", TIPBENCH_BINARY, "--head-binary", TIPBENCH_BINARY, "--counts",
+            "--head-inject-extra-ops", "1", "--suite", "zero_grad", "--out-dir", (dir / "o").string(), "--json", json});
+  ASSERT_EQ(o.code, 1) << o.out << o.err;
+  EXPECT_TRUE(contains(o.out + o.err, "INJECTED extra ops")) << o.out << o.err;
+  const auto verdict = nlohmann::json::parse(read_bytes(json));
+  EXPECT_TRUE(verdict.at("checks").empty()) << "no time check";
+  int ops_failures = 0;
+  for (const auto& c : verdict.at("count_checks")) {
+    if (c.at("metric") != "top_level_ops_per_step" && c.at("metric") != "ops_per_step") continue;
+    EXPECT_EQ(c.at("status"), "FAIL") << c.dump();
+    EXPECT_EQ(c.at("current").get<double>() - c.at("baseline").get<double>(), 1) << c.dump();
+    EXPECT_TRUE(contains(c.at("detail").get<std::string>(), "aten::add ")) << c.dump();
+    ++ops_failures;
+  }
+  EXPECT_GE(ops_failures, 2) << "zero_grad's two arms: " << verdict.at("count_checks").dump();
+  const auto saved =
+      tipbench_cmd(dir, {"baseline", "--dir", (dir / "b").string(), "save", (dir / "o" / "head.json").string()});
+  EXPECT_EQ(saved.code, 2) << saved.err;
+  EXPECT_TRUE(contains(saved.err, "--inject-extra-ops 1")) << saved.err;
+}
+
 TEST(GateCli, NoStoredBaselineForThisFingerprintIsInconclusive) {
   const auto dir = fresh_scratch_dir("gate_cli_auto_none");
   const auto cur = save(dir, "cur.json", synthetic_run({}));

@@ -108,6 +108,29 @@ TEST(GateCounts, ArmsWithoutComparableCountsAreLeftOutWithANote) {
                           [](const auto& n) { return n.find("did not agree") != std::string::npos; }));
 }
 
+// Instructions by their relative tolerance (0.2%): Callgrind's A/A spread of a small_cnn step was
+// 0.015%, so 0.1% more passes and 0.5% more FAILs; two counters are never compared.
+TEST(GateCounts, InstructionsAreComparedWithinTheirToleranceAndOnlyByOneCounter) {
+  const auto with_instructions = [](double n, const char* counter) {
+    auto c = counts(36);
+    c.instructions_per_step = n;
+    c.instruction_counter = counter;
+    return c;
+  };
+  const auto base = with_counts(synthetic_run({.seed = 1}), with_instructions(141'165'412, "callgrind"));
+  auto r = gate(base, with_counts(synthetic_run({.seed = 2}), with_instructions(141'306'577, "callgrind")));
+  ASSERT_NE(find(r, "instructions_per_step"), nullptr);
+  EXPECT_EQ(find(r, "instructions_per_step")->status, g::CountStatus::within);
+  r = gate(base, with_counts(synthetic_run({.seed = 2}), with_instructions(141'871'239, "callgrind")));
+  EXPECT_EQ(find(r, "instructions_per_step")->status, g::CountStatus::more);
+  EXPECT_NE(find(r, "instructions_per_step")->detail.find("tolerance 0.2%"), std::string::npos);
+  EXPECT_EQ(find(r, "ops_per_step")->status, g::CountStatus::equal) << "the ops did not change";
+  r = gate(base, with_counts(synthetic_run({.seed = 2}), with_instructions(141'871'239, "perf_event")));
+  EXPECT_EQ(find(r, "instructions_per_step"), nullptr);
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(),
+                          [](const auto& n) { return n.find("different counters") != std::string::npos; }));
+}
+
 // A time FAIL whose arm counted the same work says so; the counts cannot be what grew.
 TEST(GateCounts, ATimeFailureWithTheSameWorkSaysSo) {
   const auto base = with_counts(synthetic_run({.seed = 1, .cv = 0.002}), counts(36));

@@ -112,6 +112,75 @@ TEST(HistoryDetect, AnnotationsMarkAnExpectedChangeAndExcludeARun) {
   EXPECT_EQ(h::detect(store, request).new_regressions(), 2u);
 }
 
+// Counted work in the store: one series per arm and count metric, one sample per run. A step in a
+// count is found at the first run after it, with no window and no statistics, and a run measured
+// under load is not left out (a count does not depend on the load).
+TEST(HistoryDetect, ACountStepIsFoundAtTheFirstRunAfterIt) {
+  const auto dir = fresh_scratch_dir("detect_counts");
+  const auto store_path = (dir / "history.db").string();
+  {
+    h::HistoryStore store(store_path);
+    for (int i = 0; i < 6; ++i) {
+      auto run = synthetic_run(
+          {.seed = static_cast<std::uint64_t>(200 + i), .timestamp = fmt::format("2026-11-{:02}T03:00:00Z", i + 1)});
+      run.context.git.sha = fmt::format("{:040}", i);
+      if (i == 2) run.context.conditions = tipbench::testing::measured_conditions(0.6, 60);
+      tipbench::StepCounts counts;
+      counts.steps = 2;
+      const double adds = i >= 4 ? 50 : 36;  // run 4 adds 14 aten::add_ a step
+      counts.ops = {{"aten::add_", adds, 0}, {"aten::mkldnn_convolution", 4, 0}};
+      counts.ops_per_step = adds + 4;
+      counts.top_level_ops_per_step = adds;
+      counts.allocations_per_step = 145;
+      counts.allocated_bytes_per_step = 145'000;
+      for (auto& s : run.suites)
+        for (auto& c : s.cases)
+          for (auto& a : c.arms) a.trials.front().counts = counts;
+      const auto file = (dir / fmt::format("run{}.json", i)).string();
+      tipbench::write_result_atomically(run, file);
+      store.ingest(file);
+    }
+  }
+  const h::HistoryStore store(store_path);
+  h::DetectRequest request;
+  request.filter = "ops_per_step";
+  const auto report = h::detect(store, request);
+  EXPECT_EQ(report.series, 2u) << "ops_per_step of the two arms (top_level_ops_per_step is stored, not judged)";
+  EXPECT_EQ(report.flagged, 0u) << "the loaded run 2 counts";
+  EXPECT_EQ(report.runs, 2u * 6);
+  ASSERT_EQ(report.changes.size(), 2u) << h::detect_console(report);
+  for (const auto& c : report.changes) {
+    EXPECT_TRUE(c.regression) << "more work";
+    EXPECT_EQ(c.after_time, "2026-11-05T03:00:00Z") << "the first run after the step";
+    EXPECT_EQ(c.point.mean_before, 40);
+    EXPECT_EQ(c.point.mean_after, 54);
+    EXPECT_EQ(c.point.n_before, 4u);
+    EXPECT_EQ(c.point.n_after, 2u);
+  }
+  EXPECT_NE(h::detect_console(report).find("40 -> 54 per step (exact count)"), std::string::npos)
+      << h::detect_console(report);
+  EXPECT_NE(h::detect_markdown(report).find("40 → 54 per step | exact"), std::string::npos)
+      << h::detect_markdown(report);
+  request.filter = "allocations_per_step";
+  EXPECT_TRUE(h::detect(store, request).changes.empty()) << "an unchanged count has no step";
+}
+
+// The count rule alone: any change for an exact metric, none within a tolerance, a count that
+// appears from zero (a new host sync) is a step too.
+TEST(HistoryDetect, CountSeriesStepByTheirTolerance) {
+  auto steps = h::judge_count_series({40, 40, 41, 41, 40}, 0);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].point.index, 2u);
+  EXPECT_TRUE(steps[0].regression);
+  EXPECT_EQ(steps[1].point.index, 4u);
+  EXPECT_FALSE(steps[1].regression) << "less work";
+  EXPECT_TRUE(h::judge_count_series({1000, 1001, 999}, 0.002).empty()) << "within 0.2%";
+  steps = h::judge_count_series({0, 0, 1}, 0);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(steps[0].point.ratio, 2) << "from 0: 1 + the new count";
+  EXPECT_TRUE(h::judge_count_series({}, 0).empty());
+}
+
 TEST(HistoryDetect, HardwareOfSlug) {
   EXPECT_EQ(h::hardware_of_slug("nvidia-h100-80gb-hbm3_cuda13.0_torch2.11.0"), "nvidia-h100-80gb-hbm3");
   EXPECT_EQ(h::hardware_of_slug("cpu-test-2c_torch2.11.0"), "cpu-test-2c");

@@ -52,7 +52,7 @@ using tipbench::testing::write_bytes;
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.14");
+  EXPECT_EQ(tipbench::schema_version(), "1.15");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
 }
 
@@ -210,6 +210,8 @@ TEST(ResultSchema, DocumentRoundTripsThroughParse) {
   EXPECT_EQ(counts->top_level_ops_per_step, 131);
   EXPECT_EQ(counts->copies.at(0).bytes_per_step, 1'048'576);
   EXPECT_EQ(counts->syncs_per_step, 1);
+  EXPECT_EQ(counts->instructions_per_step, 141'165'412);  // 1.15
+  EXPECT_EQ(counts->instruction_counter, "perf_event");
   EXPECT_EQ(tipbench::counts_of(arms[0]), nullptr);
 }
 
@@ -228,7 +230,30 @@ TEST(ResultSchema, BadCountsAreRefused) {
   long_list["kernels"] = ojson::array();
   for (std::size_t i = 0; i <= tipbench::kMaxCountedNames; ++i) long_list["kernels"].push_back(good["kernels"][0]);
   EXPECT_THROW(tipbench::step_counts_from_json(long_list), std::invalid_argument);
-  EXPECT_THROW(tipbench::parse_result_text(R"({"schema_version":"1.14"})", "x"), tipbench::InputError);
+  auto unknown_counter = good;
+  unknown_counter["instruction_counter"] = "rdtsc";
+  EXPECT_THROW(tipbench::step_counts_from_json(unknown_counter), std::invalid_argument);
+  auto no_counter = good;
+  no_counter.erase("instruction_counter");
+  EXPECT_ANY_THROW(tipbench::step_counts_from_json(no_counter)) << "a count names its counter";
+  auto bad_note = good;
+  bad_note["instructions_note"] = std::string("no PMU") + '\x1b';
+  EXPECT_THROW(tipbench::step_counts_from_json(bad_note), std::invalid_argument);
+  EXPECT_THROW(tipbench::parse_result_text(R"({"schema_version":"1.15"})", "x"), tipbench::InputError);
+}
+
+// A document before 1.15 counted no instructions: its settings read instructions "off", and a
+// settings object naming an unknown mode is refused.
+TEST(ResultSchema, ADocumentBeforeCountedInstructionsCountedNone) {
+  ojson doc = tipbench::to_json_document(sample_result());
+  EXPECT_EQ(tipbench::parse_result(doc, "now").context.settings.instructions, "auto");
+  doc["schema_version"] = "1.14";
+  doc["context"]["settings"].erase("instructions");
+  doc["context"]["settings"].erase("inject_extra_ops");
+  EXPECT_EQ(tipbench::parse_result(doc, "old").context.settings.instructions, "off");
+  doc["schema_version"] = "1.15";
+  doc["context"]["settings"]["instructions"] = "rdtsc";
+  EXPECT_THROW(tipbench::parse_result(doc, "bad"), tipbench::InputError);
 }
 
 // A document before 1.14 counted nothing: its settings read count_steps 0.
@@ -244,7 +269,7 @@ TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.14");
+  EXPECT_EQ(doc.at("schema_version"), "1.15");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));

@@ -62,6 +62,8 @@ MeasureSettings unusual_settings() {
   s.inject_slowdown_op = "aten::addmm";
   s.explain_steps = 4;
   s.count_steps = 5;
+  s.instructions = "callgrind";
+  s.inject_extra_ops = 12;
   return s;
 }
 
@@ -88,12 +90,14 @@ void expect_same_settings(const MeasureSettings& a, const MeasureSettings& b) {
   EXPECT_EQ(a.inject_slowdown_op, b.inject_slowdown_op);
   EXPECT_EQ(a.explain_steps, b.explain_steps);
   EXPECT_EQ(a.count_steps, b.count_steps);
+  EXPECT_EQ(a.instructions, b.instructions);
+  EXPECT_EQ(a.inject_extra_ops, b.inject_extra_ops);
 }
 
 TEST(MeasureSettingsJson, RoundTripsEveryField) {
   const MeasureSettings s = unusual_settings();
   const nlohmann::json j = s;
-  EXPECT_EQ(j.size(), 22u);
+  EXPECT_EQ(j.size(), 24u);
   const auto back = j.get<MeasureSettings>();
   expect_same_settings(back, s);
   // Through text too, as it travels in a result file.
@@ -120,6 +124,16 @@ TEST(MeasureSettingsJson, UnknownKeyIsAnError) {
   nlohmann::json j = unusual_settings();
   j["blocks_per_second"] = 1;
   expect_throw_containing<std::invalid_argument>([&] { (void)j.get<MeasureSettings>(); }, {"blocks_per_second"});
+}
+
+// The instruction counter's mode and the extra-ops knob are checked as they enter.
+TEST(MeasureSettingsJson, AnUnknownInstructionModeOrANegativeKnobIsAnError) {
+  nlohmann::json j = unusual_settings();
+  j["instructions"] = "rdtsc";
+  expect_throw_containing<std::invalid_argument>([&] { (void)j.get<MeasureSettings>(); }, {"instructions"});
+  j = unusual_settings();
+  j["inject_extra_ops"] = -1;
+  expect_throw_containing<std::invalid_argument>([&] { (void)j.get<MeasureSettings>(); }, {"inject_extra_ops"});
 }
 
 TEST(MeasureSettingsJson, NonObjectAndWrongTypesAreErrors) {

@@ -14,8 +14,13 @@
 // every op record itself (about 2% of a small_cnn step on a CPU), so the op mode at 0% registers it
 // without a delay: `gate --head-inject-slowdown-op` gives the base that, and the two sides differ
 // by the delay alone.
+// Extra ops (MeasureSettings::inject_extra_ops, `--inject-extra-ops N`): the count gate's knob.
+// After each step, N more calls of aten::add on two 16-element tensors of the device: a known
+// amount of added work (N top-level ops, N allocations of 64 bytes, on CUDA N kernels), and no
+// delay of its own.
 #pragma once
 
+#include <ATen/Tensor.h>
 #include <ATen/record_function.h>
 #include <c10/core/Device.h>
 
@@ -29,7 +34,8 @@ namespace tipbench::detail {
 class SlowdownInjector {
  public:
   // pct <= 0 turns the injector into a no-op. warmup_step_s sizes the CUDA delay.
-  SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s, const std::string& op = "");
+  SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s, const std::string& op = "",
+                   int extra_ops = 0);
   ~SlowdownInjector();
   SlowdownInjector(const SlowdownInjector&) = delete;
   SlowdownInjector& operator=(const SlowdownInjector&) = delete;
@@ -44,6 +50,8 @@ class SlowdownInjector {
   Clock::duration cuda_delay_{};  // the same delay, waited on the host
   Clock::time_point step_started_;
   std::optional<at::CallbackHandle> op_callback_;  // the op mode's RecordFunction callback
+  int extra_ops_ = 0;
+  at::Tensor extra_a_, extra_b_;  // the extra ops' operands
 };
 
 }  // namespace tipbench::detail

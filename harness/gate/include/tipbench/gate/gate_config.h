@@ -31,8 +31,9 @@ struct GateConfig {
   // count (0: exact). In the file: "counts": {"ops_per_step": {"tolerance_pct": 0}, ...}; an empty
   // object gates no count.
   std::map<std::string, double> counts{
-      {"ops_per_step", 0.0},     {"allocations_per_step", 0.0}, {"allocated_bytes_per_step", 0.01},
-      {"kernels_per_step", 0.0}, {"copies_per_step", 0.0},      {"syncs_per_step", 0.0}};
+      {"ops_per_step", 0.0},           {"allocations_per_step", 0.0}, {"allocated_bytes_per_step", 0.01},
+      {"kernels_per_step", 0.0},       {"copies_per_step", 0.0},      {"syncs_per_step", 0.0},
+      {"instructions_per_step", 0.002}};
   // Two unpaired runs (a stored baseline and a run, or a run and its confirmation) whose
   // conditions differ beyond this cannot fail the gate: INCONCLUSIVE, with the reason.
   ConditionsBound conditions;

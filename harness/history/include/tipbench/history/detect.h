@@ -7,12 +7,14 @@
 //   fmt::print("{}", tipbench::history::detect_console(report));
 #pragma once
 
+#include "tipbench/gate/gate_config.h"
 #include "tipbench/history/change_points.h"
 #include "tipbench/history/store.h"
 #include "tipbench/history/trends.h"
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct DetectRequest {
   double noise_multiple = 1.5;     // ... nor one under 1.5 x the series' run-to-run noise (docs/history.md)
   std::string since;               // UTC time: only changes whose first run after is this late are new
   std::string filter;              // substring of "suite/case/arm metric" ("" = every series)
+  // Series of counted work (gate/count_checks.h): a step at the first run whose count moved beyond
+  // the metric's tolerance from the run before it, no window and no statistics; load flags none.
+  std::map<std::string, double> count_tolerances = gate::GateConfig{}.counts;
 };
 
 // One change point of one series' per-run values, judged: which way it went, the series' own bound.
@@ -36,6 +41,12 @@ struct JudgedChange {
 // The change points of one series (per-run values, oldest first), with the request's bounds.
 std::vector<JudgedChange> judge_series(const std::vector<double>& values, bool higher_is_better,
                                        const DetectRequest& request);
+
+// A count series' steps: every run whose count differs from the run before it by more than
+// `tolerance` (a fraction of that count; 0: any change). mean_before and mean_after are the two
+// runs' counts, n_before and n_after the runs since the step before and until the next; ratio is
+// after / before (a count from 0: 1 + after), p_value 0 (exact). More work is a regression.
+std::vector<JudgedChange> judge_count_series(const std::vector<double>& values, double tolerance);
 
 struct SeriesChange {
   std::string suite;

@@ -34,14 +34,16 @@ struct RunOptions {
   double threshold_pct = 0;
   std::string out;  // "": results/runs/<UTC timestamp>-<host>.json, fixed when the run starts
   std::uint64_t seed = 0;
-  double inject_slowdown_pct = 0;  // gate-calibration test knob (docs/gate.md)
-  std::string profile_dir;         // --profile: Kineto traces per arm after its last trial ("": off)
-  std::string inject_slowdown_op;  // --inject-slowdown-op: spend the knob inside this ATen op
-  bool explain = false;            // --explain: break each trial's extra profiled steps down (explain.h)
-  int explain_steps = 3;           // --explain-steps: how many
-  int count_steps = 2;             // --count-steps: counted work's steps per arm (0: off)
-  int nproc = 1;                   // > 1: launch this many local ranks (data_parallel)
-  bool oversubscribe = false;      // CPU: allow more ranks than cores (up to kRanksPerCoreOversubscribed)
+  double inject_slowdown_pct = 0;     // gate-calibration test knob (docs/gate.md)
+  std::string profile_dir;            // --profile: Kineto traces per arm after its last trial ("": off)
+  std::string inject_slowdown_op;     // --inject-slowdown-op: spend the knob inside this ATen op
+  bool explain = false;               // --explain: break each trial's extra profiled steps down (explain.h)
+  int explain_steps = 3;              // --explain-steps: how many
+  int count_steps = 2;                // --count-steps: counted work's steps per arm (0: off)
+  std::string instructions = "auto";  // --instructions: auto (perf_event), callgrind or off
+  int inject_extra_ops = 0;           // --inject-extra-ops: count-gate calibration knob (docs/gate.md)
+  int nproc = 1;                      // > 1: launch this many local ranks (data_parallel)
+  bool oversubscribe = false;         // CPU: allow more ranks than cores (up to kRanksPerCoreOversubscribed)
   // A user's TorchScript model (docs/own-model.md): every suite runs on it instead of --model.
   std::string model_file;              // "": none
   bool allow_trace = false;            // accept a traced file
@@ -80,6 +82,7 @@ inline constexpr OptionRange<double> kThresholdPctRange{0.01, 100.0};
 inline constexpr OptionRange<double> kPrecisionPctRange{0.01, 100.0};
 inline constexpr OptionRange<double> kTrialTimeRange{0.01, 3600.0};
 inline constexpr OptionRange<std::int64_t> kCountStepsRange{1, 100};
+inline constexpr OptionRange<std::int64_t> kInjectExtraOpsRange{1, 100000};
 inline constexpr OptionRange<double> kTimeBudgetRange{1.0, 7 * 24 * 3600.0};
 inline constexpr OptionRange<double> kInjectSlowdownPctRange{0.0, 1000.0};
 inline constexpr OptionRange<std::int64_t> kExplainStepsRange{1, 100};

@@ -36,8 +36,10 @@ inline constexpr int kSchemaMajor = 1;
 // 1.13: the CUDA breakdown's device_events_per_step and its peak less other kept arms' memory;
 // ddp followers' peak_memory_mb over the timed steps
 // 1.14: counted work: an arm's block-0 trial's step counts (step_counts.h); settings.count_steps
-inline constexpr int kSchemaMinor = 14;
-std::string schema_version();  // "1.14"
+// 1.15: counted CPU instructions (counts.instructions_per_step, its counter); settings.instructions
+// and settings.inject_extra_ops
+inline constexpr int kSchemaMinor = 15;
+std::string schema_version();  // "1.15"
 // "1.9" -> {1, 9}; a part that is no number reads as -1. Readers that treat older documents
 // differently ask it (result.cpp's upgrades, reports/mfu.h).
 struct SchemaVersion {

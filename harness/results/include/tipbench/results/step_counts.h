@@ -44,7 +44,18 @@ struct StepCounts {
   std::optional<double> syncs_per_step;
   std::vector<NamedCount> syncs;  // "cudaStreamSynchronize", "cudaMemcpy" (a blocking copy), ...
   std::string error;              // why the steps could not be counted ("" when they were)
+  // CPU instructions per step (since schema 1.15), user space, counted in their own steps on one
+  // intra-op thread (profiling/instruction_counter.h), never in the profiled ones: nullopt when
+  // not counted, and instructions_note says why (no hardware PMU, --instructions off, ...).
+  std::optional<double> instructions_per_step;
+  std::string instruction_counter;  // "perf_event" or "callgrind" (kInstructionCounters); "" none
+  std::string instructions_note;
 };
+
+// The counters an instruction count may come from: they count differently (Callgrind counts the
+// whole process's user-space instructions as Valgrind runs them, perf_event the stepping thread's
+// on the CPU), so counts of two counters are never compared.
+inline constexpr const char* kInstructionCounters[] = {"perf_event", "callgrind"};
 
 nlohmann::ordered_json step_counts_to_json(const StepCounts& c);
 // Throws std::invalid_argument or nlohmann's exceptions on a bad document: names with control

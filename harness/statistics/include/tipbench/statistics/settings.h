@@ -63,6 +63,15 @@ struct MeasureSettings {
   // Counted work (Trial::counts): in each arm's block-0 trial, after its timed steps, one
   // uncounted step and this many counted ones under the profiler (never timed). 0: off.
   int count_steps = 2;
+  // Counted CPU instructions (StepCounts::instructions_per_step), in the same trial, in their own
+  // steps after the profiled ones: "auto" counts them with perf_event where the CPU's PMU is
+  // open to this process; "callgrind" runs the whole run under Callgrind (`run --instructions
+  // callgrind`: times are Callgrind's then, not the machine's); "off". Needs count_steps > 0.
+  std::string instructions = "auto";
+  // Test knob for calibrating the count gate: every step (timed, profiled and counted) makes this
+  // many more calls of one small ATen op (aten::add of two 16-element tensors) after its own
+  // work: a known amount of added work. Recorded like inject_slowdown_pct; 0 = off.
+  int inject_extra_ops = 0;
 };
 
 // The tiny budget for CI and smoke runs: a handful of short trials.

@@ -1,0 +1,128 @@
+// Counted CPU instructions (profiling/instruction_counter.h) and the count gate's knob
+// (--inject-extra-ops) on a real LibTorch step. Callgrind's dump is parsed from text written as
+// Callgrind writes it; the counts themselves come from a real Callgrind in
+// InstructionCount_Callgrind.*, which ctest runs under valgrind (tests/harness/measure/CMakeLists.txt)
+// and which skips itself anywhere else.
+#include "tipbench/profiling/instruction_counter.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <valgrind/valgrind.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace {
+
+using tipbench::detail::count_instructions;
+using tipbench::detail::InstructionCount;
+using tipbench::detail::SlowdownInjector;
+
+// A small linear layer's training step: a fraction of a millisecond, a few thousand instructions
+// per op, so that one extra op is far above the count's own spread.
+class LinearStep final : public tipbench::Workload {
+ public:
+  LinearStep() : layer_(64, 64), optimizer_(layer_->parameters(), torch::optim::SGDOptions(0.01)) {
+    x_ = torch::randn({8, 64});
+  }
+  void step() override {
+    optimizer_.zero_grad();
+    layer_->forward(x_).sum().backward();
+    optimizer_.step();
+  }
+  std::int64_t samples_per_step() const override { return 8; }
+
+ private:
+  torch::nn::Linear layer_;
+  torch::optim::SGD optimizer_;
+  torch::Tensor x_;
+};
+
+InstructionCount counted(const std::string& mode, int extra_ops) {
+  torch::manual_seed(0);
+  LinearStep step;
+  for (int i = 0; i < 3; ++i) step.step();  // warm, as a trial's timed steps leave it
+  SlowdownInjector injector(c10::kCPU, 0, 0, "", extra_ops);
+  return count_instructions(step, c10::kCPU, 2, injector, mode);
+}
+
+bool inside_callgrind() {
+  const char* out = std::getenv(tipbench::detail::kCallgrindOutVariable);
+  return RUNNING_ON_VALGRIND != 0 && out != nullptr && *out != '\0';
+}
+
+// Callgrind's dump format: "desc: Trigger:" names the request that wrote it, "totals:" the events'
+// sums (Ir first); a dump without totals has a "summary:" line.
+TEST(InstructionCount, ACallgrindDumpIsReadByItsTotalsAndTrigger) {
+  std::istringstream dump(
+      "version: 1\ncreator: callgrind-3.19.0\npid: 25368\ncmd:  ./tipbench run\npart: 2\n\n"
+      "desc: I1 cache: \ndesc: Trigger: Client Request: tipbench 2\n\npositions: line\nevents: Ir\n"
+      "summary: 1200014\n\nfn=(1) main\n16 1200014\n\ntotals: 1200014\n");
+  EXPECT_EQ(tipbench::detail::callgrind_trigger(dump), "Client Request: tipbench 2");
+  dump.clear();
+  dump.seekg(0);
+  EXPECT_EQ(tipbench::detail::callgrind_total(dump), 1200014u);
+  std::istringstream summary_only("events: Ir Dr\nsummary: 600014 20\n");
+  EXPECT_EQ(tipbench::detail::callgrind_total(summary_only), 600014u) << "the first event, Ir";
+  for (const char* bad :
+       {"events: Ir\n", "totals: -5\n", "totals: 12abc\n", "totals:\n", "totals: 99999999999999999999999\n"}) {
+    std::istringstream text(bad);
+    EXPECT_FALSE(tipbench::detail::callgrind_total(text)) << bad;
+  }
+  std::istringstream none("events: Ir\n");
+  EXPECT_EQ(tipbench::detail::callgrind_trigger(none), "");
+}
+
+// Off counts nothing and says so; auto counts with perf_event where the PMU is open to this
+// process, else says why (this project's 2-core machine has no PMU) and counts nothing;
+// callgrind outside Callgrind says it is not the run Callgrind runs.
+TEST(InstructionCount, EachModeCountsOrSaysWhyNot) {
+  const auto off = counted("off", 0);
+  EXPECT_FALSE(off.per_step);
+  EXPECT_EQ(off.note, "--instructions off");
+  const auto automatic = counted("auto", 0);
+  if (automatic.per_step) {
+    EXPECT_EQ(automatic.counter, "perf_event");
+    EXPECT_GT(*automatic.per_step, 10'000) << "a training step of a linear layer";
+    EXPECT_EQ(automatic.note, "");
+  } else {
+    EXPECT_TRUE(automatic.note.starts_with("perf_event")) << automatic.note;
+    EXPECT_EQ(automatic.counter, "");
+  }
+  if (!inside_callgrind()) {
+    const auto callgrind = counted("callgrind", 0);
+    EXPECT_FALSE(callgrind.per_step);
+    EXPECT_TRUE(callgrind.note.find("not the run") != std::string::npos) << callgrind.note;
+  }
+}
+
+// The intra-op thread count the arm runs with is the one it has after counting (counted on one).
+TEST(InstructionCount, TheArmsThreadCountIsRestored) {
+  const int before = at::get_num_threads();
+  counted("auto", 0);
+  EXPECT_EQ(at::get_num_threads(), before);
+}
+
+// Under Callgrind: the count is the step's, the same run to run within a small fraction, and one
+// extra aten::add a step is counted far above that spread.
+TEST(InstructionCount_Callgrind, OneExtraOpIsCountedFarAboveTheSpread) {
+  if (!inside_callgrind())
+    GTEST_SKIP() << "runs under valgrind --tool=callgrind (ctest's InstructionCountUnderCallgrind)";
+  const auto a = counted("callgrind", 0);
+  const auto again = counted("callgrind", 0);
+  const auto extra = counted("callgrind", 1);
+  ASSERT_TRUE(a.per_step && again.per_step && extra.per_step) << a.note << again.note << extra.note;
+  EXPECT_EQ(a.counter, "callgrind");
+  EXPECT_GT(*a.per_step, 10'000);
+  const double spread = std::fabs(*again.per_step - *a.per_step);
+  const double added = *extra.per_step - *a.per_step;
+  // Measured here: 242,835 and 243,382 a step (0.2%: a new workload's allocations land apart), and
+  // the extra add +8,490. Callgrind counts what ran, so the bounds are loose and the ratio wide.
+  EXPECT_LT(spread, 0.01 * *a.per_step) << "A/A: " << *a.per_step << " vs " << *again.per_step;
+  EXPECT_GT(added, 5 * spread + 1000) << "one aten::add: " << added << " instructions; A/A spread " << spread;
+  std::printf("instructions per step %.0f, again %.0f, one extra aten::add %+.0f\n", *a.per_step, *again.per_step,
+              added);
+}
+
+}  // namespace
