@@ -68,7 +68,7 @@ std::string other_banner(const MeasureSettings& s) {
   }
   if (s.instructions == "callgrind") {
     return "!!! UNDER CALLGRIND: this run ran under Valgrind's Callgrind (--instructions callgrind) to count "
-           "instructions; its times are Callgrind's, 50 to 100 times slower than the machine's. Only its counts "
+           "instructions; its times are Callgrind's, about a thousand times slower than the machine's. Only its counts "
            "are the code's. !!!";
   }
   return "";

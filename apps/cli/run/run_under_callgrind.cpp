@@ -89,7 +89,9 @@ int run_under_callgrind(const std::vector<std::string>& argv) {
   std::vector<char*> child_argv;
   for (auto& a : args) child_argv.push_back(a.data());
   child_argv.push_back(nullptr);
-  fmt::print(stderr, "run: counting instructions under Callgrind (a step runs 50 to 100 times slower there)\n");
+  fmt::print(stderr,
+             "run: counting instructions under Callgrind (a step runs about a thousand times slower there: minutes per "
+             "arm)\n");
   const ForwardTerminationSignals forwarding;
   pid_t pid = 0;
   if (const int rc = ::posix_spawn(&pid, args[0].c_str(), nullptr, nullptr, child_argv.data(), environ); rc != 0) {

@@ -36,7 +36,8 @@ TEST(HistoryDashboard, KeepsTheNewestRunsAndThinsTheOlder) {
 }
 
 // 40 nightly runs of two suites: a 15% slowdown from run 30 on that came with a LibTorch upgrade,
-// run 12 measured under load.
+// run 12 measured under load. Every arm counted its work: zero_grad's arms one more op a step from
+// run 35 on.
 std::string nightly_store(const fs::path& dir) {
   const auto store_path = (dir / "history.db").string();
   h::HistoryStore store(store_path);
@@ -51,6 +52,16 @@ std::string nightly_store(const fs::path& dir) {
     run.context.git.sha = fmt::format("{:040x}", 0xabc000 + i);
     if (i == 12) {
       run.context.conditions = tipbench::testing::measured_conditions(0.6, 60);
+    }
+    for (auto& s : run.suites) {
+      tipbench::StepCounts counts;
+      counts.steps = 2;
+      counts.ops_per_step = s.name == "zero_grad" && i >= 35 ? 41 : 40;
+      counts.top_level_ops_per_step = 20;
+      counts.allocations_per_step = 145;
+      counts.allocated_bytes_per_step = 145'000;
+      for (auto& c : s.cases)
+        for (auto& a : c.arms) a.trials.front().counts = counts;
     }
     const auto file = (dir / fmt::format("run{:02}.json", i)).string();
     tipbench::write_result_atomically(run, file);
@@ -103,6 +114,21 @@ TEST(HistoryDashboard, DrawsInHeadlessChromiumWithoutJavaScriptErrors) {
   const std::string bytes = tipbench::testing::read_bytes(png);
   ASSERT_GT(bytes.size(), 20000u);  // charts, not a blank page
   EXPECT_EQ(bytes.substr(1, 3), "PNG");
+
+  // Counted work beside the times: each arm's ops per step is a series of its own, drawn, its step
+  // at run 35 marked (zero_grad's two arms), one point a run.
+  const auto counted_site = dir / "counted";
+  const auto counted = tipbench::testing::run_child({TIPBENCH_BINARY, "history", "--store", store, "report", "--out",
+                                                     counted_site.string(), "--series", " ops_per_step"},
+                                                    dir / "counted.out", dir / "counted.err");
+  ASSERT_EQ(counted.code, 0) << counted.out << counted.err;
+  EXPECT_TRUE(contains(counted.out, "4 series")) << counted.out;  // 2 suites x 2 arms, ops_per_step
+  auto counted_dump = common;
+  counted_dump.insert(counted_dump.end(), {"--dump-dom", "file://" + (counted_site / "index.html").string()});
+  const auto counted_dom = tipbench::testing::run_child(counted_dump, dir / "counted-dom.html", "").out;
+  EXPECT_TRUE(contains(counted_dom, "data-charts-drawn=\"4\"")) << counted_dom.substr(0, 3000);
+  EXPECT_TRUE(contains(counted_dom, "data-js-errors=\"0\"")) << counted_dom.substr(0, 3000);
+  EXPECT_TRUE(contains(counted_dom, "2 new regression(s)")) << counted_dom.substr(0, 3000);
 }
 
 }  // namespace
