@@ -130,8 +130,9 @@ std::string advice_markdown(const Advice& advice, const AdviceFiles& files) {
   md += fmt::format("Command: `{}`  \nSingle-tip results: `{}`", files.command, files.single);
   if (!files.recipe.empty()) md += fmt::format("; the recipe's: `{}`", files.recipe);
   md +=
-      ".\n\nRatios are throughput (samples/s) against the case's baseline (PyTorch's default) with the paired "
-      "bootstrap 95% interval over interleaved blocks; a tip wins when the harness says `faster`.\n\n";
+      ".\n\nRatios are throughput (samples/s) against the case's baseline (PyTorch's default) with a 95% "
+      "interval from the per-block ratios of interleaved blocks (a t-interval on their logarithms); a tip wins "
+      "when the harness says `faster`.\n\n";
   md += "## The tips, ranked\n\n" + ranked_table(advice) + "## The recipe\n\n";
   if (advice.recipe.empty()) {
     return md + "No tip beat PyTorch's default here, so there is no recipe to measure: keep the defaults.\n";
@@ -139,9 +140,16 @@ std::string advice_markdown(const Advice& advice, const AdviceFiles& files) {
   md += recipe_findings(advice);
   md += fmt::format(
       "\n## The code\n\n`{}` is a plain PyTorch training script with the recipe applied (it runs as "
-      "written: `python3 {} --device cpu`). The lines that apply the tips:\n\n",
+      "written: `python3 {} --device cpu`). ",
       files.script, files.script);
-  return md + "```python\n" + advice.code + "```\n";
+  if (advice.code.empty()) {
+    // Every tip is a setting of the environment (an allocator through LD_PRELOAD, threads): no
+    // line of the script applies it, and its header says how to run it.
+    md += "No line of its code applies the recipe: its tips are settings of the environment, as its header says:\n\n";
+    for (const auto& note : advice.setup) md += "- " + markdown_escape(note) + "\n";
+    return md;
+  }
+  return md + "The lines that apply the tips:\n\n```python\n" + advice.code + "```\n";
 }
 
 nlohmann::json advice_json(const Advice& advice) {
@@ -178,7 +186,8 @@ nlohmann::json advice_json(const Advice& advice) {
             {"python_combined", comparison_json(outcome.python_combined)},
             {"python_only", outcome.python_only},
             {"not_measured", outcome.not_measured}}},
-          {"code", advice.code}};
+          {"code", advice.code},
+          {"setup", advice.setup}};
 }
 
 }  // namespace tipbench::reports

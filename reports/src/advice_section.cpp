@@ -79,6 +79,10 @@ std::string advice_section(const Advice& advice) {
   }
   if (!advice.code.empty()) {
     h += "<p>The PyTorch lines that apply it (recipe.py):</p>\n<pre>" + html_escape(advice.code) + "</pre>\n";
+  } else if (!advice.setup.empty()) {
+    h += "<p>No line of recipe.py applies it: its tips are settings of the environment.</p>\n<ul>\n";
+    for (const auto& note : advice.setup) h += "<li>" + html_escape(note) + "</li>\n";
+    h += "</ul>\n";
   }
   return h;
 }

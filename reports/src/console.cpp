@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace tipbench::reports {
 
@@ -168,6 +169,23 @@ void print_explanations(const Result& result, const CaseResult& c, std::FILE* ou
   }
 }
 
+// A case whose arms ran but gave no comparison says why: one block per arm (`--blocks 1`,
+// `--max-blocks 1`, `gate --counts`, a run under Callgrind) has no between-block spread to judge by.
+void print_no_comparison_reason(const CaseResult& c, std::FILE* out) {
+  if (!c.comparisons.empty()) return;
+  std::size_t ok_arms = 0, fewest_blocks = std::numeric_limits<std::size_t>::max();
+  for (const auto& arm : c.arms) {
+    if (arm.status != ArmStatus::ok) continue;
+    ++ok_arms;
+    fewest_blocks = std::min(fewest_blocks, arm.trials.size());
+  }
+  if (ok_arms < 2 || fewest_blocks >= 2) return;
+  fmt::print(out,
+             "    no comparison: {} block per arm, and a comparison needs at least 2 (its interval comes from the "
+             "spread between blocks): --blocks or --max-blocks 2 or more\n",
+             fewest_blocks);
+}
+
 }  // namespace
 
 void print_run_summary(const Result& result, std::FILE* out) {
@@ -183,6 +201,7 @@ void print_run_summary(const Result& result, std::FILE* out) {
       for (const auto& arm : c.arms) print_arm(arm, out);
       print_mfu(result, c, out);
       for (const auto& cmp : c.comparisons) print_comparison(cmp, out);
+      print_no_comparison_reason(c, out);
       print_case_noise(c, result.context.settings, out);
       print_explanations(result, c, out);
     }

@@ -164,4 +164,16 @@ std::string lines_applying(const std::string& script, const std::vector<std::str
   return out;
 }
 
+std::vector<std::string> notes_of(const std::string& script, const std::vector<std::string>& keys) {
+  std::istringstream in(script);
+  std::string line;
+  std::vector<std::string> out;
+  while (std::getline(in, line)) {
+    for (const auto& key : keys) {
+      if (line.starts_with("# " + key + ": ")) out.push_back(line.substr(2));
+    }
+  }
+  return out;
+}
+
 }  // namespace tipbench::suites

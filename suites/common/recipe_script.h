@@ -23,4 +23,8 @@ std::string recipe_script(const std::vector<const Ingredient*>& ingredients, con
 // cpu_threads:t1 never claims a line of cpu_threads:t16.
 std::string lines_applying(const std::string& script, const std::vector<std::string>& keys);
 
+// The header notes a recipe script holds for these tips ("# allocator:jemalloc: start Python with
+// ..." -> "allocator:jemalloc: start Python with ..."), in the script's order.
+std::vector<std::string> notes_of(const std::string& script, const std::vector<std::string>& keys);
+
 }  // namespace tipbench::suites

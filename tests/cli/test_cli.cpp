@@ -161,10 +161,38 @@ TEST(CliUsage, EstimateFromNeedsATimeBudgetAndAReadableResult) {
   EXPECT_TRUE(contains(missing.err, "--estimate-from")) << missing.err;
 }
 
-// A duration is parts like 1h, 30m, 45s written together, or seconds; the run records seconds.
+// --inject-slowdown-op names an op that exists but that the workload never calls (small_cnn has
+// no LSTM): the run says no step was slowed, in its warnings and on the console, instead of
+// claiming the delay was spent there.
+TEST(CliRun, AnInjectedOpThatNeverRanIsSaid) {
+  const auto dir = fresh_scratch_dir("cli_inject_op_never_ran");
+  const auto out = (dir / "r.json").string();
+  const auto r =
+      cli({"run", "--suite", "zero_grad", "--quick", "--blocks", "2", "--trial-time", "0.01", "--count-steps", "0",
+           "--inject-slowdown", "5", "--inject-slowdown-op", "aten::lstm", "--out", out});
+  ASSERT_EQ(r.code, tipbench::exit_code::ok) << r.err;
+  EXPECT_TRUE(contains(r.out, "the op never ran inside a step")) << r.out;
+  const auto result = tipbench::read_result(out);
+  ASSERT_EQ(result.context.warnings.size(), 1u);
+  EXPECT_TRUE(contains(result.context.warnings[0], "--inject-slowdown-op aten::lstm")) << result.context.warnings[0];
+  const auto called =
+      cli({"run", "--suite", "zero_grad", "--quick", "--blocks", "2", "--trial-time", "0.01", "--count-steps", "0",
+           "--inject-slowdown", "5", "--inject-slowdown-op", "aten::convolution", "--out", out});
+  ASSERT_EQ(called.code, tipbench::exit_code::ok) << called.err;
+  EXPECT_FALSE(contains(called.out, "never ran")) << called.out;
+}
+
+// A duration is parts like 1h, 30m, 45s written together in that order, or seconds alone; the
+// run records seconds. A bare number after a unit ("1m5": 1m05s or 1.5m?) and units out of order
+// or twice are refused, one line, exit 2.
 TEST(CliRun, ATimeBudgetIsADurationRecordedInSeconds) {
+  for (const std::string bad : {"1m5", "1m30", "1h30", "30m1h", "1m1m", "5s3", "m", "1x"}) {
+    const auto r = cli({"run", "--suite", "zero_grad", "--time-budget", bad, "--dry-run"});
+    EXPECT_EQ(r.code, tipbench::exit_code::usage) << bad << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "each with its unit")) << bad << ": " << r.err;
+  }
   for (const auto& [text, seconds] : std::vector<std::pair<std::string, double>>{
-           {"15m", 900}, {"90s", 90}, {"1h30m", 5400}, {"2.5m", 150}, {"900", 900}, {"1m30", 90}}) {
+           {"15m", 900}, {"90s", 90}, {"1h30m", 5400}, {"2.5m", 150}, {"900", 900}, {"1m30s", 90}, {"1h5s", 3605}}) {
     const auto r = cli({"run", "--suite", "zero_grad", "--time-budget", text, "--dry-run"});
     EXPECT_EQ(r.code, tipbench::exit_code::ok) << text << ": " << r.err;
     tipbench::cli::RunOptions o;

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <sched.h>
 
 #include <regex>
@@ -192,8 +194,8 @@ TEST(CliTraps, NanAndInfinityAreRefusedByEveryNumberFlag) {
 
 // A result records its command line as JSON text: a path that is not UTF-8 is refused before
 // any work, never found by the JSON library after the benchmark (exit 4 with its raw text).
-// --explain's flags: an op name that is no op, --explain-steps without --explain or out of range,
-// the op knob without its percentage; --count-steps out of range or no number; an unknown
+// --explain's flags: an op name that is no op, or that no op registered has, --explain-steps without --explain or out
+// of range, the op knob without its percentage; --count-steps out of range or no number; an unknown
 // --instructions mode, Callgrind with nothing to count; the extra-ops knob at 0 or no number. One
 // line each, exit 2, nothing run.
 TEST(CliTraps, ExplainsFlagsAreCheckedBeforeAnyWork) {
@@ -209,6 +211,8 @@ TEST(CliTraps, ExplainsFlagsAreCheckedBeforeAnyWork) {
                                              {"--count-steps", "101"},
                                              {"--count-steps", "-1"},
                                              {"--count-steps", "two"},
+                                             {"--inject-slowdown", "5", "--inject-slowdown-op", "aten::nonexistent_op"},
+                                             {"--inject-slowdown", "5", "--inject-slowdown-op", "aten::add.Tensor"},
                                              {"--instructions", "rdtsc"},
                                              {"--instructions", "callgrind", "--count-steps", "0"},
                                              {"--inject-extra-ops", "0"},
@@ -221,6 +225,21 @@ TEST(CliTraps, ExplainsFlagsAreCheckedBeforeAnyWork) {
     EXPECT_FALSE(contains(o.err, "suite(s) on")) << "nothing was started: " << o.err;
   }
   EXPECT_FALSE(fs::exists(out));
+}
+
+// A suite option's bad value names its flag once: CLI11 puts the flag in front of the message,
+// which used to carry it too ("--recipe: --recipe: an empty recipe").
+TEST(CliTraps, ASuiteOptionsErrorNamesItsFlagOnce) {
+  const auto dir = fresh_scratch_dir("traps_suite_option_names");
+  for (const auto& [suite, flag, value] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"recipe", "--recipe", ""}, {"compile", "--python-timeout", "0"}, {"compile", "--python-timeout", "x"}}) {
+    const auto o = tipbench_cmd(dir, {"run", "--suite", suite, flag, value, "--dry-run"});
+    SCOPED_TRACE(flag + " '" + value + "'");
+    EXPECT_EQ(o.code, tipbench::exit_code::usage) << o.err;
+    const auto first = o.err.find(flag + ":");
+    ASSERT_NE(first, std::string::npos) << o.err;
+    EXPECT_EQ(o.err.find(flag + ":", first + 1), std::string::npos) << "named twice: " << o.err;
+  }
 }
 
 TEST(CliTraps, RunRefusesAnArgumentAResultCannotRecord) {

@@ -342,6 +342,17 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// One block per arm (`run --max-blocks 1`, `--blocks 1`) gives no comparison: the case says why
+// instead of printing nothing; with two blocks it compares and says nothing of the kind.
+TEST(RunConsole, ACaseWithOneBlockSaysWhyItHasNoComparison) {
+  const auto one = synthetic_run({.blocks = 1});
+  ASSERT_TRUE(one.suites[0].cases[0].comparisons.empty());
+  const std::string text = console_text(one);
+  EXPECT_EQ(count_of(text, "no comparison: 1 block per arm"), one.suites[0].cases.size()) << text;
+  EXPECT_TRUE(contains(text, "--blocks or --max-blocks 2 or more")) << text;
+  EXPECT_FALSE(contains(console_text(synthetic_run({.blocks = 2})), "no comparison")) << "two blocks compare";
+}
+
 // A noisy run (CV 10%, far above the 1% limit of a 2% threshold) has three noisy rows per case
 // (throughput, cpu time, memory is steady): the console says so once per case and once at the end.
 TEST(RunConsole, OneNoiseLinePerCaseAndOneFooter) {

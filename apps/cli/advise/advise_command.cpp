@@ -182,6 +182,7 @@ int advise(AdviseFlags f) {
                                "made by: " + command_line(f.argv)}});
   write_file_atomically(script_path, script);
   advice.code = suites::lines_applying(script, advice.recipe);
+  advice.setup = suites::notes_of(script, advice.recipe);
   const reports::AdviceFiles files{
       .command = command_line(f.argv), .single = single_path, .recipe = recipe_path, .script = script_path};
   const std::string md = reports::advice_markdown(advice, files);

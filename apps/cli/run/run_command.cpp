@@ -12,6 +12,7 @@
 #include "run_resume.h"
 #include "run_under_callgrind.h"
 #include "tipbench/models/model.h"
+#include "tipbench/device/slowdown.h"
 #include "tipbench/results/partial_run.h"
 #include "tipbench/suite/registry.h"
 #include "tipbench/machine/run_context.h"
@@ -181,7 +182,15 @@ void add_suite_options(CLI::App& sub, const std::shared_ptr<RunOptions>& o) {
         flag, [o, option](const std::string& value) { o->suite_options[option.name] = value; }, help);
     added->check(not_a_flag());
     // A value given on the command line is checked whole, the default's text too (`--recipe ''`).
-    added->check(CLI::Validator([option](std::string& value) { return option.given_problem(value); }, "", option.name));
+    // CLI11 names the flag in front of a validator's message: the problem's own "--NAME: " goes.
+    added->check(CLI::Validator(
+        [option](std::string& value) {
+          std::string problem = option.given_problem(value);
+          const std::string own_prefix = "--" + option.name + ": ";
+          if (problem.starts_with(own_prefix)) problem.erase(0, own_prefix.size());
+          return problem;
+        },
+        "", option.name));
   }
 }
 
@@ -267,7 +276,15 @@ void add_measurement_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) 
   sub.add_option("--inject-slowdown-op", o->inject_slowdown_op,
                  "TEST KNOB: with --inject-slowdown, spend the delay inside this ATen op (e.g. aten::addmm), at its "
                  "first call in each step, instead of after the step: a known cause for --explain to name")
-      ->check([](const std::string& v) { return is_op_name(v) ? std::string() : "not an op name like aten::addmm"; })
+      ->check([](const std::string& v) {
+        if (!is_op_name(v)) return std::string("not an op name like aten::addmm");
+        if (!detail::op_is_registered(v)) {
+          return std::string(
+              "no op of that name is registered with this LibTorch's dispatcher (an op's name has no "
+              "overload: aten::add, not aten::add.Tensor)");
+        }
+        return std::string();
+      })
       ->needs("--inject-slowdown");
   sub.add_option("--inject-extra-ops", o->inject_extra_ops,
                  "TEST KNOB: after every step, N more calls of a small ATen op (aten::add of 16 elements): a known "

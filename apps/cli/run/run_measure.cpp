@@ -1,5 +1,7 @@
 #include "run_measure.h"
 
+#include "tipbench/device/slowdown.h"
+
 #include "run_checks.h"
 #include "run_launch.h"
 #include "run_resume.h"
@@ -108,11 +110,20 @@ int measure_and_write(const RunOptions& o, RunPlan& plan, Result& result, const 
   Progress progress(Progress::stderr_is_tty());
   const ConditionsProbe conditions;                                // what else ran on these CPUs while the suites did
   const GpuConditionsProbe gpu_conditions(result.context.device);  // and on its GPU
+  const auto op_delays_before = detail::op_delays_spent();
   try {
     result.suites = run_suites(plan, progress);
     RunConditions measured = conditions.finish();
     measured.gpus = gpu_conditions.finish();
     result.context.conditions = conditions_to_json(measured);
+    // The knob's claim ("every timed step spent ... inside OP") holds only if OP ran in a step.
+    const auto& s = plan.settings;
+    if (s.inject_slowdown_pct > 0 && !s.inject_slowdown_op.empty() && detail::op_delays_spent() == op_delays_before) {
+      result.context.warnings.push_back(
+          fmt::format("--inject-slowdown-op {}: the op never ran inside a step of this process, so no step was slowed "
+                      "(pick an op the workload calls: --explain names them)",
+                      s.inject_slowdown_op));
+    }
     end_distributed_run();         // the other ranks exit while rank 0 writes
   } catch (const InputError& e) {  // bad input found while staging or measuring: nothing written
     return usage_error(e.what());

@@ -62,10 +62,17 @@ std::optional<double> parse_duration_s(const std::string& text) {
   if (text.empty()) return std::nullopt;
   double seconds = 0;
   std::size_t at = 0;
+  int last_rank = -1;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), part); it != std::sregex_iterator(); ++it) {
     if (static_cast<std::size_t>(it->position()) != at) return std::nullopt;  // something between the parts
     const std::string unit = (*it)[2].str();
-    if (unit.empty() && it->length() + at != text.size()) return std::nullopt;  // a bare number only at the end
+    // A bare number is seconds only alone ("900"): after a unit ("1m5") it could mean 1m05s or
+    // 1.5m, so it is refused rather than guessed.
+    if (unit.empty() && (at != 0 || static_cast<std::size_t>(it->length()) != text.size())) return std::nullopt;
+    // Units in order, each once: 1h30m, not 30m1h or 1m1m.
+    const int rank = unit == "h" ? 0 : unit == "m" ? 1 : 2;
+    if (rank <= last_rank) return std::nullopt;
+    last_rank = rank;
     const auto value = parse_real((*it)[1].str());
     if (!value) return std::nullopt;
     seconds += *value * (unit == "h" ? 3600 : unit == "m" ? 60 : 1);
@@ -79,7 +86,12 @@ CLI::Validator duration(double min_s, double max_s) {
   return CLI::Validator(
       [min_s, max_s](std::string& value) -> std::string {
         const auto seconds = parse_duration_s(value);
-        if (!seconds) return fmt::format("'{}' is not a duration like 15m, 90s, 1h30m or 900", value);
+        if (!seconds) {
+          return fmt::format(
+              "'{}' is not a duration like 15m, 90s, 1h30m, 2.5m or 900 (seconds): parts h, m, s in that order, each "
+              "with its unit",
+              value);
+        }
         if (*seconds < min_s || *seconds > max_s) {
           return fmt::format("{} is not a duration from {:g} s to {:g} h", value, min_s, max_s / 3600);
         }

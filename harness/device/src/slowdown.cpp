@@ -1,6 +1,7 @@
 #include "tipbench/device/slowdown.h"
 
 #include <ATen/Functions.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -25,11 +26,13 @@ struct OpDelay {
 };
 OpDelay op_delay;
 std::atomic<bool> op_delay_in_use{false};
+std::atomic<std::int64_t> op_delays_spent_count{0};
 
 void spend_in_op(const at::RecordFunction& fn, at::ObserverContext*) {
   if (!op_delay.pending.load(std::memory_order_relaxed) || op_delay.delay.count() == 0 || op_delay.op != fn.name())
     return;
   if (!op_delay.pending.exchange(false)) return;
+  op_delays_spent_count.fetch_add(1, std::memory_order_relaxed);
   // On a GPU the op's cost is its kernels' device time, which is what a breakdown counts: a spin
   // kernel of the delay, launched here on the current stream (at::cuda::sleep, ATen/cuda/Sleep.cu),
   // is the op's own, because the profiler's end callback (thread-local, run after the global
@@ -61,6 +64,15 @@ double cuda_cycles_per_ms(const c10::Device& device) {
 }
 
 }  // namespace
+
+bool op_is_registered(const std::string& name) {
+  for (const auto& op : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (op.name == name) return true;
+  }
+  return false;
+}
+
+std::int64_t op_delays_spent() { return op_delays_spent_count.load(); }
 
 SlowdownInjector::SlowdownInjector(const c10::Device& device, double pct, double warmup_step_s, const std::string& op,
                                    int extra_ops)

@@ -148,6 +148,31 @@ TEST(Advice, TheRecipesRatioSitsBesideTheProductOfTheSingles) {
   EXPECT_EQ(json.at("ranked").size(), tipbench::suites::all_ingredients().size());
 }
 
+// A recipe whose tips are all settings of the environment (an allocator through LD_PRELOAD): no
+// line of recipe.py applies it, so advice.md has no empty code block but the script's note on how
+// to run it; and its interval is named as it is computed (a t-interval, not a bootstrap).
+TEST(Advice, AnEnvironmentOnlyRecipeSaysHowToRunItNotAnEmptyCodeBlock) {
+  tipbench::Advice advice;
+  advice.model = "small_cnn";
+  advice.device = "cpu";
+  advice.recipe = {"allocator:jemalloc"};
+  const std::vector<const tipbench::suites::Ingredient*> ingredients{
+      tipbench::suites::find_ingredient("allocator:jemalloc")};
+  ASSERT_NE(ingredients[0], nullptr);
+  const std::string script = tipbench::suites::recipe_script(ingredients, {});
+  advice.code = tipbench::suites::lines_applying(script, advice.recipe);
+  advice.setup = tipbench::suites::notes_of(script, advice.recipe);
+  EXPECT_EQ(advice.code, "") << "no line of code applies it";
+  ASSERT_EQ(advice.setup.size(), 1u) << script;
+  EXPECT_TRUE(advice.setup[0].starts_with("allocator:jemalloc: start Python with LD_PRELOAD")) << advice.setup[0];
+  const std::string md = tipbench::reports::advice_markdown(advice, {.command = "tipbench advise"});
+  EXPECT_EQ(md.find("```python\n```"), std::string::npos) << md;
+  EXPECT_EQ(md.find("```python"), std::string::npos) << md;
+  EXPECT_NE(md.find("- allocator:jemalloc: start Python with LD_PRELOAD"), std::string::npos) << md;
+  EXPECT_EQ(md.find("bootstrap"), std::string::npos) << md;
+  EXPECT_NE(md.find("t-interval"), std::string::npos) << md;
+}
+
 // A recipe with compile (Python only): the C++ product leaves it out, the Python arms' ratio is
 // read with the harness's rule and shown beside the C++ one.
 TEST(Advice, APythonOnlyTipIsJudgedInPythonBesideTheCppRecipe) {

@@ -54,4 +54,12 @@ class SlowdownInjector {
   at::Tensor extra_a_, extra_b_;  // the extra ops' operands
 };
 
+// Whether the dispatcher knows an op of this name ("aten::addmm", any overload): the op mode
+// slows an op by name, and a name nothing registered would never be called.
+bool op_is_registered(const std::string& name);
+
+// How many steps of this process spent an op-mode delay (the op ran while a step was pending):
+// 0 after a run whose op never ran inside a timed step.
+std::int64_t op_delays_spent();
+
 }  // namespace tipbench::detail

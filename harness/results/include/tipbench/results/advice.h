@@ -53,8 +53,11 @@ struct Advice {
   std::set<std::string> excluded_changes;  // labels the user left out (advise --exclude)
   RecipeOutcome outcome;                   // empty until the recipe is measured
   std::string code;                        // the lines of recipe.py that apply the recipe's tips
-  std::vector<std::string> conditions;     // each run's conditions of measurement, a line each
-  std::vector<std::string> not_to_keep;    // why this advice is not to act on (a --quick run, a loaded machine)
+  // recipe.py's header notes of the recipe's tips ("allocator:jemalloc: start Python with
+  // LD_PRELOAD ..."): how to apply a tip that changes no line of code (an environment setting).
+  std::vector<std::string> setup;
+  std::vector<std::string> conditions;   // each run's conditions of measurement, a line each
+  std::vector<std::string> not_to_keep;  // why this advice is not to act on (a --quick run, a loaded machine)
 };
 
 }  // namespace tipbench
