@@ -1,17 +1,21 @@
 #include "tipbench/reports/console.h"
 
+#include "tipbench/reports/findings.h"
+
 #include "tipbench/explain/explain.h"
 
 #include "tipbench/reports/mfu.h"
 
 #include "tipbench/reports/format.h"
 #include "tipbench/environment/run_conditions.h"
+#include "tipbench/results/summary.h"
 #include "tipbench/results/warmup_check.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 namespace tipbench::reports {
@@ -119,7 +123,7 @@ void print_noise_footer(const Result& result, std::FILE* out) {
 
 // The warm-up check (warmup_check.h): arms whose first trial lies beyond their later trials'
 // noise, or one line saying none does.
-void print_warmup_footer(const Result& result, std::FILE* out) {
+void print_warmup_footer(const Result& result, const ConsoleOptions& options, std::FILE* out) {
   const auto gaps = first_trial_gaps(result.suites, result.context.settings.precision);
   if (gaps.empty()) return;
   const auto [low, high] =
@@ -132,8 +136,9 @@ void print_warmup_footer(const Result& result, std::FILE* out) {
                100 * result.context.settings.precision);
     return;
   }
-  fmt::print(out, "{} beyond 3 robust SDs and {:g}% (a warm-up that stopped early, or a re-warm that did):\n", beyond,
-             100 * result.context.settings.precision);
+  fmt::print(out, "{} beyond 3 robust SDs and {:g}% (a warm-up that stopped early, or a re-warm that did){}\n", beyond,
+             100 * result.context.settings.precision, options.verbose ? ":" : "; --verbose lists them");
+  if (!options.verbose) return;
   for (const auto& g : gaps) {
     if (g.beyond_noise) fmt::print(out, "  {}  x{:.3f} (spread {})\n", g.arm, g.ratio, percent(g.spread));
   }
@@ -169,8 +174,38 @@ void print_explanations(const Result& result, const CaseResult& c, std::FILE* ou
   }
 }
 
-// A case whose arms ran but gave no comparison says why: one block per arm (`--blocks 1`,
-// `--max-blocks 1`, `gate --counts`, a run under Callgrind) has no between-block spread to judge by.
+// The run's answer, after every case's table: each treatment against its case's baseline, grouped
+// by suite, the rows of the report's Findings (findings.h), in columns.
+void print_findings(const Result& result, std::FILE* out) {
+  std::vector<std::array<std::string, 5>> rows;  // suite, case, treatment vs baseline, ratio, verdict
+  for (const auto& suite : result.suites) {
+    bool first = true;
+    for (const auto& row : finding_rows(suite)) {
+      rows.push_back({first ? suite.name : "", row.levels, row.treatment + " vs " + row.baseline,
+                      ratio_with_ci(*row.throughput),
+                      verdict_label(*row.throughput) + (row.throughput->noisy ? " [noisy]" : "")});
+      first = false;
+    }
+  }
+  if (rows.empty()) return;
+  const std::array<std::string, 5> head{"suite", "case", "treatment vs baseline", "throughput [95% CI]", "verdict"};
+  std::array<std::size_t, 5> width{};
+  for (std::size_t i = 0; i < 5; ++i) {
+    width[i] = head[i].size();
+    for (const auto& r : rows) width[i] = std::max(width[i], r[i].size());
+  }
+  fmt::print(out, "\nfindings: {} comparison(s), each treatment's throughput against its case's baseline\n",
+             rows.size());
+  const auto print_row = [&](const std::array<std::string, 5>& r) {
+    fmt::print(out, "  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", r[0], width[0], r[1], width[1], r[2], width[2], r[3],
+               width[3], r[4]);
+  };
+  print_row(head);
+  for (const auto& r : rows) print_row(r);
+}
+
+// A case whose arms ran but gave no comparison says why: fewer than kMinPairedBlocks blocks per arm
+// (`--blocks 1`, `--max-blocks 2`, `gate --counts`, a run under Callgrind) is no spread to judge by.
 void print_no_comparison_reason(const CaseResult& c, std::FILE* out) {
   if (!c.comparisons.empty()) return;
   std::size_t ok_arms = 0, fewest_blocks = std::numeric_limits<std::size_t>::max();
@@ -179,16 +214,16 @@ void print_no_comparison_reason(const CaseResult& c, std::FILE* out) {
     ++ok_arms;
     fewest_blocks = std::min(fewest_blocks, arm.trials.size());
   }
-  if (ok_arms < 2 || fewest_blocks >= 2) return;
+  if (ok_arms < 2 || fewest_blocks >= kMinPairedBlocks) return;
   fmt::print(out,
-             "    no comparison: {} block per arm, and a comparison needs at least 2 (its interval comes from the "
-             "spread between blocks): --blocks or --max-blocks 2 or more\n",
-             fewest_blocks);
+             "    no comparison: {} block{} per arm, and a comparison needs at least {} (its interval comes from the "
+             "spread between blocks): --blocks or --max-blocks {} or more\n",
+             fewest_blocks, fewest_blocks == 1 ? "" : "s", kMinPairedBlocks, kMinPairedBlocks);
 }
 
 }  // namespace
 
-void print_run_summary(const Result& result, std::FILE* out) {
+void print_run_summary(const Result& result, std::FILE* out, const ConsoleOptions& options) {
   const std::string injected = injected_slowdown_banner(result);
   if (!injected.empty()) fmt::print(out, "\n{}\n", injected);
   for (const auto& suite : result.suites) {
@@ -207,9 +242,10 @@ void print_run_summary(const Result& result, std::FILE* out) {
     }
     for (const auto& note : suite.notes) fmt::print(out, "  {}\n", note);
   }
+  print_findings(result, out);
   print_noise_footer(result, out);
+  print_warmup_footer(result, options, out);
   print_unresolved_footer(result, out);
-  print_warmup_footer(result, out);
   if (const auto loaded = conditions_warning(result.context.conditions); !loaded.empty()) {
     fmt::print(out, "\nconditions: {}\n", loaded);
   }

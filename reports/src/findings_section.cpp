@@ -1,6 +1,7 @@
 #include "findings_section.h"
 
 #include "tipbench/common/escape.h"
+#include "tipbench/reports/findings.h"
 #include "tipbench/reports/format.h"
 #include "tipbench/reports/mfu.h"
 
@@ -27,21 +28,12 @@ std::string claim_rows(const SuiteResult& suite) {
   bool first = true;
   const std::string claim =
       suite.source_claim ? fmt::format("({}) {}", suite.source_claim->sources, suite.source_claim->claim) : "-";
-  for (const auto& c : suite.cases) {
-    // The case's levels without the suite's name, which the row's first cell holds.
-    const std::string levels = c.name.starts_with(suite.name + "/") ? c.name.substr(suite.name.size() + 1) : c.name;
-    for (const auto& arm : c.arms) {
-      const Comparison* throughput = find_comparison(c, arm.arm);
-      if (!throughput) continue;
-      const ArmResult* baseline = find_arm(c, throughput->baseline);
-      const Comparison* memory =
-          baseline && !baseline->memory_metric.empty() ? find_comparison(c, arm.arm, baseline->memory_metric) : nullptr;
-      h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{} vs {}</td><td>{}</td><td>{}</td></tr>\n",
-                       first ? html_escape(suite.name) : "", first ? html_escape(claim) : "", html_escape(levels),
-                       html_escape(arm.arm), html_escape(throughput->baseline), verdict_cell(throughput),
-                       verdict_cell(memory));
-      first = false;
-    }
+  for (const auto& row : finding_rows(suite)) {
+    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{} vs {}</td><td>{}</td><td>{}</td></tr>\n",
+                     first ? html_escape(suite.name) : "", first ? html_escape(claim) : "", html_escape(row.levels),
+                     html_escape(row.treatment), html_escape(row.baseline), verdict_cell(row.throughput),
+                     verdict_cell(row.memory));
+    first = false;
   }
   if (first) {
     h += fmt::format(

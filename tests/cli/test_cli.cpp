@@ -173,8 +173,10 @@ TEST(CliRun, AnInjectedOpThatNeverRanIsSaid) {
   ASSERT_EQ(r.code, tipbench::exit_code::ok) << r.err;
   EXPECT_TRUE(contains(r.out, "the op never ran inside a step")) << r.out;
   const auto result = tipbench::read_result(out);
-  ASSERT_EQ(result.context.warnings.size(), 1u);
-  EXPECT_TRUE(contains(result.context.warnings[0], "--inject-slowdown-op aten::lstm")) << result.context.warnings[0];
+  EXPECT_EQ(std::count_if(result.context.warnings.begin(), result.context.warnings.end(),
+                          [](const std::string& w) { return contains(w, "--inject-slowdown-op aten::lstm"); }),
+            1)
+      << "one warning of it (others may say the machine was loaded)";
   const auto called =
       cli({"run", "--suite", "zero_grad", "--quick", "--blocks", "2", "--trial-time", "0.01", "--count-steps", "0",
            "--inject-slowdown", "5", "--inject-slowdown-op", "aten::convolution", "--out", out});

@@ -2,6 +2,7 @@
 // Markdown), which charts the HTML model draws from which encodings, that hostile strings from a
 // result never reach the page unescaped, the Google Benchmark JSON shape tools/compare.py reads,
 // and the Markdown tables (worst first, fingerprints and injected runs marked).
+#include "tipbench/reports/format.h"
 #include "tipbench/reports/comparison_report.h"
 #include "tipbench/reports/console.h"
 #include "tipbench/common/escape.h"
@@ -342,15 +343,36 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// One block per arm (`run --max-blocks 1`, `--blocks 1`) gives no comparison: the case says why
-// instead of printing nothing; with two blocks it compares and says nothing of the kind.
+// The run ends with its answer: after every case's table, one findings row per treatment (the
+// report's Findings rows), grouped by suite (its name on the group's first row), then the noise line.
+TEST(RunConsole, TheRunEndsWithItsFindings) {
+  const auto run = synthetic_run({.suites = {"zero_grad", "channels_last"}, .cases_per_suite = 2, .cv = 0.10});
+  const std::string text = console_text(run);
+  const auto findings = text.find("\nfindings: 4 comparison(s)");
+  ASSERT_NE(findings, std::string::npos) << text;
+  EXPECT_GT(findings, text.rfind("peak mem")) << "after the last case's table";
+  EXPECT_LT(findings, text.find("\nnoise: ")) << "before the noise line";
+  const std::string table = text.substr(findings);
+  EXPECT_EQ(count_of(table, "treat vs base"), 4u) << table;
+  EXPECT_EQ(count_of(table, "\n  zero_grad "), 1u) << "the suite's name once, on its first row: " << table;
+  EXPECT_EQ(count_of(table, "\n  channels_last "), 1u) << table;
+  const auto& cmp = *tipbench::find_comparison(run.suites[0].cases[0], "treat");
+  EXPECT_TRUE(contains(table, r::ratio_with_ci(cmp) + "  " + r::verdict_label(cmp))) << table;
+  EXPECT_TRUE(contains(table, "[noisy]")) << table;
+  EXPECT_FALSE(contains(console_text(synthetic_run({.blocks = 1})), "findings:")) << "no comparison, no table";
+}
+
+// Fewer than three blocks per arm (`run --max-blocks 1`, `--blocks 2`) give no comparison: the case
+// says why instead of printing nothing; with three blocks it compares and says nothing of the kind.
 TEST(RunConsole, ACaseWithOneBlockSaysWhyItHasNoComparison) {
   const auto one = synthetic_run({.blocks = 1});
   ASSERT_TRUE(one.suites[0].cases[0].comparisons.empty());
   const std::string text = console_text(one);
   EXPECT_EQ(count_of(text, "no comparison: 1 block per arm"), one.suites[0].cases.size()) << text;
-  EXPECT_TRUE(contains(text, "--blocks or --max-blocks 2 or more")) << text;
-  EXPECT_FALSE(contains(console_text(synthetic_run({.blocks = 2})), "no comparison")) << "two blocks compare";
+  EXPECT_TRUE(contains(text, "a comparison needs at least 3")) << text;
+  EXPECT_TRUE(contains(text, "--blocks or --max-blocks 3 or more")) << text;
+  EXPECT_TRUE(contains(console_text(synthetic_run({.blocks = 2})), "no comparison: 2 blocks per arm"));
+  EXPECT_FALSE(contains(console_text(synthetic_run({.blocks = 3})), "no comparison")) << "three blocks compare";
 }
 
 // A noisy run (CV 10%, far above the 1% limit of a 2% threshold) has three noisy rows per case

@@ -135,7 +135,7 @@ int measure_and_write(const RunOptions& o, RunPlan& plan, Result& result, const 
     return exit_code::internal;
   }
   if (!partial_path.empty()) remove_partial_file(plan, result, partial_path);
-  reports::print_run_summary(result, stdout);
+  reports::print_run_summary(result, stdout, {.verbose = o.verbose});
   fmt::print("\nwrote {}\n", o.out);
   return any_unusable(result.suites) ? exit_code::failed : exit_code::ok;
 }

@@ -19,13 +19,31 @@ void Progress::begin(int total_trials) {
 
 void Progress::trial_started(const std::string& suite, const std::string& arm, int block, int blocks) {
   current_ = fmt::format("[{}/{}] {} {} block {}/{}", done_ + 1, total_, suite, arm, block + 1, blocks);
+  case_blocks_ = std::max(case_blocks_, block + 1);
   draw();
 }
 
 void Progress::trial_finished(double seconds) {
   ++done_;
   elapsed_s_ += seconds;
-  if (!tty_) fmt::print(out_, "{} done in {:.1f}s{}\n", current_, seconds, eta_text());
+  ++case_trials_;
+  case_s_ += seconds;
+  if (!tty_ && case_.empty()) fmt::print(out_, "{} done in {:.1f}s{}\n", current_, seconds, eta_text());
+}
+
+void Progress::case_started(const std::string& name) {
+  case_ = name;
+  case_trials_ = case_blocks_ = 0;
+  case_s_ = 0;
+}
+
+void Progress::case_finished() {
+  if (!tty_ && case_trials_ > 0) {
+    fmt::print(out_, "[{}/{}] {}: {} trials, {} block{} in {:.1f}s{}\n", done_, total_, case_, case_trials_,
+               case_blocks_, case_blocks_ == 1 ? "" : "s", case_s_, eta_text());
+    std::fflush(out_);
+  }
+  case_.clear();
 }
 
 void Progress::trials_dropped(int trials) { total_ = std::max(done_, total_ - trials); }

@@ -409,7 +409,9 @@ std::vector<SuiteResult> run_suites(const RunPlan& plan, Progress& progress) {
                                       detail::TimeBudget::duration_text(budget.left_s()),
                                       detail::TimeBudget::duration_text(plan.settings.time_budget_s)));
         } else {
+          progress.case_started(p.result.name);
           run_case(p, plan, progress, budget, share_s, keep);
+          progress.case_finished();
         }
         p.result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       } else {

@@ -82,6 +82,42 @@ TEST(Progress, PlainModeWritesOneLinePerEvent) {
   EXPECT_EQ(lines[3], "[3/3] zero_grad model:small_cnn arm:zero block 2/2 done in 2.0s");
 }
 
+// Inside a case, a non-terminal gets one line when the case ends, not one per trial (a CI log
+// of a quick run: 40 lines, not 440); notes still stand on their own.
+TEST(Progress, PlainModeWritesOneLinePerCase) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    tipbench::Progress p(false, f);
+    p.begin(6);
+    p.case_started("zero_grad/model:small_cnn/batch:32");
+    for (int block = 0; block < 2; ++block) {
+      for (const char* arm : {"arm:none", "arm:zero"}) {
+        p.trial_started("zero_grad", arm, block, 2);
+        p.trial_finished(1.0);
+      }
+    }
+    p.note("skipped: zero_grad/arm:python_eager: needs torch in Python");
+    p.case_finished();
+    p.case_started("inplace/model:small_cnn/batch:32");  // nothing ran: no line
+    p.case_finished();
+    p.trial_started("amp", "arm:bf16", 0, 1);  // outside a case: a line per trial, as before
+    p.trial_finished(1.0);
+    p.end();
+  }
+  std::fflush(f);
+  std::rewind(f);
+  std::string text;
+  char buf[256];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
+  std::fclose(f);
+  const auto lines = split_lines(text);
+  ASSERT_EQ(lines.size(), 3u) << text;
+  EXPECT_EQ(lines[0], "skipped: zero_grad/arm:python_eager: needs torch in Python");
+  EXPECT_EQ(lines[1], "[4/6] zero_grad/model:small_cnn/batch:32: 4 trials, 2 blocks in 4.0s  ETA 0:02");
+  EXPECT_EQ(lines[2], "[5/6] amp arm:bf16 block 1/1 done in 1.0s  ETA 0:01");
+}
+
 TEST(Progress, TerminalModeRewritesOneStatusLine) {
   const std::string text = drive_progress(/*tty=*/true);
   EXPECT_NE(text.find("\r\033[K[1/3] zero_grad"), std::string::npos) << text;

@@ -1,6 +1,7 @@
 // The summary printed at the end of `tipbench run`: per case, one row per arm (median step time
 // with p10-p90, throughput, between-block CV, memory) and one line per comparison with its
-// ratio, 95% CI and verdict; noisy rows carry their fix.
+// ratio, 95% CI and verdict; noisy rows carry their fix. Then the run's answer: the findings
+// table (findings.h), one noise line, one warm-up line (its arms with --verbose).
 //   tipbench::reports::print_run_summary(result, stdout);
 #pragma once
 
@@ -10,6 +11,10 @@
 
 namespace tipbench::reports {
 
-void print_run_summary(const Result& result, std::FILE* out);
+struct ConsoleOptions {
+  bool verbose = false;  // the warm-up check lists its arms
+};
+
+void print_run_summary(const Result& result, std::FILE* out, const ConsoleOptions& options = {});
 
 }  // namespace tipbench::reports
