@@ -104,7 +104,7 @@ TEST(DataParallelFaults, ADeadRankZeroIsNamedToo) {
 TEST(DataParallelFaults, ALostLauncherIsOneLinePerRank) {
   const auto dir = fresh_scratch_dir("dp_launcher_killed");
   auto args = quick_run(dir / "r.json");
-  args.insert(args.end(), {"--nproc", "2"});
+  args.insert(args.end(), {"--nproc", "2", "--verbose"});  // --verbose: a progress line per trial
   tipbench::testing::RunningChild launcher(args, dir);
   ASSERT_TRUE(launcher.wait_for_stderr(" block 1/", std::chrono::seconds(180))) << launcher.describe();
   ASSERT_EQ(::kill(launcher.pid(), SIGKILL), 0);

@@ -107,7 +107,7 @@ int measure_and_write(const RunOptions& o, RunPlan& plan, Result& result, const 
   print_banner(o, plan, result);
   bool partial_kept = !plan.finished_cases.empty() || plan.resumed_case;  // a resumed run's file
   if (!partial_path.empty()) keep_finished_cases(o, plan, result, partial_path, partial_kept);
-  Progress progress(Progress::stderr_is_tty());
+  Progress progress(Progress::stderr_is_tty(), stderr, /*every_trial=*/o.verbose);
   const ConditionsProbe conditions;                                // what else ran on these CPUs while the suites did
   const GpuConditionsProbe gpu_conditions(result.context.device);  // and on its GPU
   const auto op_delays_before = detail::op_delays_spent();

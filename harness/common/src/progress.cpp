@@ -7,7 +7,7 @@
 
 namespace tipbench {
 
-Progress::Progress(bool tty, std::FILE* out) : tty_(tty), out_(out) {}
+Progress::Progress(bool tty, std::FILE* out, bool every_trial) : tty_(tty), out_(out), every_trial_(every_trial) {}
 
 bool Progress::stderr_is_tty() { return ::isatty(STDERR_FILENO) == 1; }
 
@@ -28,7 +28,8 @@ void Progress::trial_finished(double seconds) {
   elapsed_s_ += seconds;
   ++case_trials_;
   case_s_ += seconds;
-  if (!tty_ && case_.empty()) fmt::print(out_, "{} done in {:.1f}s{}\n", current_, seconds, eta_text());
+  if (!tty_ && (case_.empty() || every_trial_))
+    fmt::print(out_, "{} done in {:.1f}s{}\n", current_, seconds, eta_text());
 }
 
 void Progress::case_started(const std::string& name) {

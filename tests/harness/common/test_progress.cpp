@@ -118,6 +118,32 @@ TEST(Progress, PlainModeWritesOneLinePerCase) {
   EXPECT_EQ(lines[2], "[5/6] amp arm:bf16 block 1/1 done in 1.0s  ETA 0:01");
 }
 
+// `run --verbose`: a line per trial inside a case too, then the case's line.
+TEST(Progress, EveryTrialMakesItsLineWhenAsked) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    tipbench::Progress p(false, f, /*every_trial=*/true);
+    p.begin(2);
+    p.case_started("zero_grad/model:small_cnn/batch:32");
+    p.trial_started("zero_grad", "arm:none", 0, 1);
+    p.trial_finished(1.0);
+    p.trial_started("zero_grad", "arm:zero", 0, 1);
+    p.trial_finished(1.0);
+    p.case_finished();
+  }
+  std::fflush(f);
+  std::rewind(f);
+  std::string text;
+  char buf[256];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
+  std::fclose(f);
+  const auto lines = split_lines(text);
+  ASSERT_EQ(lines.size(), 3u) << text;
+  EXPECT_EQ(lines[0], "[1/2] zero_grad arm:none block 1/1 done in 1.0s  ETA 0:01");
+  EXPECT_EQ(lines[2], "[2/2] zero_grad/model:small_cnn/batch:32: 2 trials, 1 block in 2.0s");
+}
+
 TEST(Progress, TerminalModeRewritesOneStatusLine) {
   const std::string text = drive_progress(/*tty=*/true);
   EXPECT_NE(text.find("\r\033[K[1/3] zero_grad"), std::string::npos) << text;

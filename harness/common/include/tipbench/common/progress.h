@@ -12,7 +12,8 @@ namespace tipbench {
 
 class Progress {
  public:
-  explicit Progress(bool tty, std::FILE* out = stderr);
+  // every_trial: a non-terminal gets a line per trial inside a case too (`run --verbose`).
+  explicit Progress(bool tty, std::FILE* out = stderr, bool every_trial = false);
   static bool stderr_is_tty();
 
   void begin(int total_trials);
@@ -33,6 +34,7 @@ class Progress {
 
   bool tty_;
   std::FILE* out_;
+  bool every_trial_;
   int total_ = 0;
   int done_ = 0;
   double elapsed_s_ = 0;
