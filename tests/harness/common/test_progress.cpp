@@ -36,6 +36,17 @@ using tipbench::testing::sample_result;
 // ---------------------------------------------------------------------------------------------
 // Progress
 
+// What a Progress wrote to its temporary file; the file is closed.
+std::string read_back(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string text;
+  char buf[256];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
 std::string drive_progress(bool tty) {
   std::FILE* f = std::tmpfile();
   EXPECT_NE(f, nullptr);
@@ -51,13 +62,7 @@ std::string drive_progress(bool tty) {
     p.trial_finished(2.0);
     p.end();
   }
-  std::fflush(f);
-  std::rewind(f);
-  std::string text;
-  char buf[256];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
-  std::fclose(f);
-  return text;
+  return read_back(f);
 }
 
 std::vector<std::string> split_lines(const std::string& text) {
@@ -105,12 +110,7 @@ TEST(Progress, PlainModeWritesOneLinePerCase) {
     p.trial_finished(1.0);
     p.end();
   }
-  std::fflush(f);
-  std::rewind(f);
-  std::string text;
-  char buf[256];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
-  std::fclose(f);
+  const std::string text = read_back(f);
   const auto lines = split_lines(text);
   ASSERT_EQ(lines.size(), 3u) << text;
   EXPECT_EQ(lines[0], "skipped: zero_grad/arm:python_eager: needs torch in Python");
@@ -132,12 +132,7 @@ TEST(Progress, EveryTrialMakesItsLineWhenAsked) {
     p.trial_finished(1.0);
     p.case_finished();
   }
-  std::fflush(f);
-  std::rewind(f);
-  std::string text;
-  char buf[256];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
-  std::fclose(f);
+  const std::string text = read_back(f);
   const auto lines = split_lines(text);
   ASSERT_EQ(lines.size(), 3u) << text;
   EXPECT_EQ(lines[0], "[1/2] zero_grad arm:none block 1/1 done in 1.0s  ETA 0:01");
