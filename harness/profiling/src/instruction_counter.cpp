@@ -75,6 +75,7 @@ InstructionCount count_with_perf_event(Workload& workload, const c10::Device& de
     ~Closer() { ::close(static_cast<int>(fd)); }
   } closer{fd};
   const int handle = static_cast<int>(fd);
+  const OneIntraOpThread one_thread;
   step_once(workload, injector);  // uncounted: the first step on one thread
   synchronize(device);
   ::ioctl(handle, PERF_EVENT_IOC_RESET, 0);
@@ -103,6 +104,7 @@ InstructionCount count_with_callgrind(Workload& workload, const c10::Device& dev
                 "starts under Callgrind"};
   }
   static int dumps = 0;  // Callgrind numbers a process's dumps 1, 2, ... in order
+  const OneIntraOpThread one_thread;
   step_once(workload, injector);
   synchronize(device);
   const std::string trigger = fmt::format("tipbench {}", ++dumps);
@@ -143,7 +145,6 @@ InstructionCount count_instructions(Workload& workload, const c10::Device& devic
                                     SlowdownInjector& injector, const std::string& mode) {
   if (mode == "off") return {.note = "--instructions off"};
   if (steps <= 0) return {.note = "no counted steps"};
-  const OneIntraOpThread one_thread;
   if (mode == "callgrind") return count_with_callgrind(workload, device, steps, injector);
   return count_with_perf_event(workload, device, steps, injector);
 }
