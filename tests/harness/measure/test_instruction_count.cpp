@@ -107,9 +107,14 @@ TEST(InstructionCount, TheArmsThreadCountIsRestored) {
 }
 
 // Under Callgrind: one warm workload counted in turn without and with one extra aten::add a step,
-// three rounds of 16 steps. Measured here: 244,206 to 245,201 instructions a step without (the
-// process's state drifts from round to round, 0.4%; a second process counts the very same numbers),
-// +6,071 with the op: far above the drift. (Two workloads built apart differed by 0.2% to 0.6%.)
+// three rounds of 16 steps. The process's state drifts from round to round (measured: 244,206 to
+// 245,201 instructions a step here; 242,824 to 244,609 on the CI machine, 0.7% and a third of the
+// op; a second process counts the very same numbers), so the op is judged within each round, the
+// two counted back to back: +6,025 to +6,994 on the CI machine, +5,254 to +7,310 here across
+// ATen's CPU capabilities (default, avx2, avx512). Each round's difference must be one op's:
+// over 1,000 instructions (an add through the dispatcher and the allocator costs thousands), the
+// rounds agreeing within a factor of 2 (measured: 1.16 to 1.36). (Two workloads built apart
+// differed by 0.2% to 0.6%.)
 TEST(InstructionCount_Callgrind, OneExtraOpIsCountedFarAboveTheSpread) {
   if (!inside_callgrind())
     GTEST_SKIP() << "runs under valgrind --tool=callgrind (ctest's InstructionCountUnderCallgrind)";
@@ -123,21 +128,21 @@ TEST(InstructionCount_Callgrind, OneExtraOpIsCountedFarAboveTheSpread) {
     EXPECT_EQ(c.counter, "callgrind");
     return c.per_step.value_or(0);
   };
-  std::vector<double> plain, extra;
+  std::vector<double> plain, added;
   for (int round = 0; round < 3; ++round) {
     plain.push_back(count(0));
-    extra.push_back(count(1));
-    std::printf("round %d: %.0f %.0f\n", round, plain.back(), extra.back());
+    const double extra = count(1);
+    added.push_back(extra - plain.back());
+    std::printf("round %d: %.0f, with the op %.0f (%+.0f)\n", round, plain.back(), extra, added.back());
   }
   std::sort(plain.begin(), plain.end());
-  std::sort(extra.begin(), extra.end());
-  const double spread = plain.back() - plain.front();
-  const double added = extra[1] - plain[1];  // medians
+  std::sort(added.begin(), added.end());
   EXPECT_GT(plain[1], 10'000);
-  EXPECT_LT(spread, 0.01 * plain[1]) << "A/A: " << plain.front() << " to " << plain.back();
-  EXPECT_GT(added, 3 * spread + 1000) << "one aten::add: " << added << " instructions; A/A spread " << spread;
-  std::printf("instructions per step %.0f (A/A %.0f to %.0f), one extra aten::add %+.0f\n", plain[1], plain.front(),
-              plain.back(), added);
+  EXPECT_LT(plain.back() - plain.front(), 0.01 * plain[1]) << "A/A: " << plain.front() << " to " << plain.back();
+  EXPECT_GT(added.front(), 1000) << "one aten::add, the smallest round: " << added.front();
+  EXPECT_LT(added.back(), 2 * added.front()) << "one aten::add: " << added.front() << " to " << added.back();
+  std::printf("instructions per step %.0f (A/A %.0f to %.0f), one extra aten::add %+.0f to %+.0f\n", plain[1],
+              plain.front(), plain.back(), added.front(), added.back());
 }
 
 }  // namespace
