@@ -48,10 +48,19 @@ TEST(CompileSuite, EagerIsTheBaselineAndCudaGraphsAreSkippedOnACpu) {
   ASSERT_EQ(quick.size(), 1u);
   EXPECT_EQ(tipbench::case_name("compile", quick[0]), "compile/model:small_cnn/batch:8");
   EXPECT_EQ(arm_names(quick[0]), (std::vector<std::string>{"eager", "default", "reduce_overhead"}));
-  const auto why = s.skip_reason(cpu_context(true), quick[0], quick[0].arms[2]);
+  // --quick on a CPU leaves the suite out unless asked (--compile-quick-cpu run).
+  for (const auto& arm : quick[0].arms) {
+    const auto left_out = s.skip_reason(cpu_context(true), quick[0], arm);
+    ASSERT_TRUE(left_out.has_value()) << arm.name;
+    EXPECT_NE(left_out->find("--compile-quick-cpu run"), std::string::npos) << *left_out;
+  }
+  auto asked = cpu_context(true);
+  asked.options["compile-quick-cpu"] = "run";
+  const auto why = s.skip_reason(asked, quick[0], quick[0].arms[2]);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("CUDA only"), std::string::npos) << *why;
-  EXPECT_FALSE(s.skip_reason(cpu_context(true), quick[0], quick[0].arms[1]).has_value());
+  EXPECT_FALSE(s.skip_reason(asked, quick[0], quick[0].arms[1]).has_value());
+  EXPECT_FALSE(s.skip_reason(cpu_context(false), quick[0], quick[0].arms[1]).has_value());
   EXPECT_EQ(arm_names(s.cases(cpu_context(false))[0]),
             (std::vector<std::string>{"eager", "default", "max_autotune", "reduce_overhead"}));
   EXPECT_FALSE(s.skip_reason(tipbench::testing::cuda_context(), quick[0], quick[0].arms[2]).has_value());
