@@ -246,7 +246,7 @@ void add_measurement_flags(CLI::App& sub, const std::shared_ptr<RunOptions>& o) 
                  "(default 0.5)")
       ->check(real_number(kPrecisionPctRange.min, kPrecisionPctRange.max));
   sub.add_option("--trial-time", o->trial_time_s,
-                 "Seconds each trial times at least (default 0.5, 0.25 with --quick); at least 5 steps")
+                 "Seconds each trial times at least (default 0.5, 0.15 with --quick); at least 5 steps")
       ->check(real_number(kTrialTimeRange.min, kTrialTimeRange.max));
   sub.add_option("--time-budget", o->time_budget_s,
                  "Wall time the run's cases share (15m, 90s, 1h30m): each case gets what is left over the cases "

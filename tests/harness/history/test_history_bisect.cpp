@@ -2,8 +2,9 @@
 // repository of five commits, one build per commit (the real binary; from the third commit on, a
 // wrapper whose runs are half as fast: --inject-slowdown 100), a store whose series halves between
 // the first and the last commit. The builds really run, interleaved, and the gate judges them. The
-// steps are large because quick CPU trials (0.25 s) on a shared 2-core machine vary by 10-15%
-// from block to block: an A/A comparison must still rule out the threshold (half the change).
+// steps are large because quick CPU trials (0.25 s when measured, 0.15 s since) on a shared 2-core
+// machine vary by 10-15% from block to block: an A/A comparison must still rule out the threshold
+// (half the change).
 #include "tipbench/results/result.h"
 
 #include "child_process.h"
