@@ -476,7 +476,8 @@ stage_first_call() {
   path_step path-preallocate 90 preallocate "$r/preallocate.json" -- \
     "$tipbench" run --device "$dev" --suite preallocate --quick --blocks 2 --out "$r/preallocate.json"
   path_step path-worker 240 worker "$r/worker.json" -- \
-    "$tipbench" run --device "$dev" --suite compile --model "$small" --quick --blocks 1 --out "$r/worker.json"
+    "$tipbench" run --device "$dev" --suite compile --model "$small" --quick --compile-quick-cpu run --blocks 1 \
+      --out "$r/worker.json"
   # What is left of the stage: one block of every suite, the first-call paths' suites last.
   local s
   while IFS= read -r s; do
