@@ -28,14 +28,14 @@ const SuiteOption kWarmOption{.name = "compile-warm",
                                   "cache): on, off, or auto (on, off under --quick)",
                               .choices = {"auto", "on", "off"}};
 // Under --quick on a CPU the compiled arm alone took 38 to 61 s of a 177 to 254 s quick run here
-// (2 Xeon cores, 2026-11-29): 26 to 37 s of it Inductor's check of the CPU's vector ISAs, which
-// every new process pays (docs/python-worker.md). So --quick leaves the suite out there unless
-// asked.
+// (2 Xeon cores, 2026-11-28 and 29), most of it Inductor's check of the CPU's vector ISAs, which
+// every new process pays (timed alone: 37 to 42 s in an empty cache, 26 s over a full one;
+// docs/python-worker.md). So --quick leaves the suite out there unless asked.
 const SuiteOption kQuickCpuOption{.name = "compile-quick-cpu",
                                   .type = OptionType::choice,
                                   .default_value = "skip",
                                   .help =
-                                      "under --quick on a CPU: skip (Inductor's C++ compile alone takes 40 to 60 s "
+                                      "under --quick on a CPU: skip (its compiled arm took 38 to 61 s of a quick run "
                                       "on 2 cores) or run",
                                   .choices = {"skip", "run"}};
 const SuiteOption kMaxGraphBreaksOption{.name = "compile-max-graph-breaks",
@@ -74,8 +74,8 @@ class Compile final : public Suite {
   std::optional<std::string> skip_reason(const SuiteContext& context, const CaseSpec&,
                                          const ArmSpec& arm) const override {
     if (context.quick && !context.device.is_cuda() && kQuickCpuOption.text(context.options) == "skip") {
-      return "left out of --quick on a CPU: Inductor's C++ compile alone takes 40 to 60 s on 2 cores "
-             "(--compile-quick-cpu run, or run without --quick)";
+      return "left out of --quick on a CPU: its compiled arm took 38 to 61 s of a quick run on 2 "
+             "cores (--compile-quick-cpu run, or run without --quick)";
     }
     if (level(arm.levels, "compile") == "reduce_overhead" && !context.device.is_cuda()) {
       return "reduce-overhead replays CUDA graphs: CUDA only";
