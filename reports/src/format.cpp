@@ -68,8 +68,8 @@ std::string other_banner(const MeasureSettings& s) {
   }
   if (s.instructions == "callgrind") {
     return "!!! UNDER CALLGRIND: this run ran under Valgrind's Callgrind (--instructions callgrind) to count "
-           "instructions; its times are Callgrind's, about a thousand times slower than the machine's. Only its counts "
-           "are the code's. !!!";
+           "instructions; its times are Callgrind's, tens of times slower than the machine's. Only its counts are the "
+           "code's. !!!";
   }
   return "";
 }

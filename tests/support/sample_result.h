@@ -129,6 +129,8 @@ inline Result sample_result() {
       counts.syncs_per_step = 1;
       counts.syncs = {{"cudaStreamSynchronize", 1, 0}};
       counts.instructions_per_step = 141'165'412;  // 1.15
+      counts.instructions_spread = 0.00015;        // 1.16
+      counts.instructions_onednn_isa = "AVX";      // 1.16
       counts.instruction_counter = "perf_event";
       tt.counts = counts;
     }

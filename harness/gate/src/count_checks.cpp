@@ -112,6 +112,18 @@ constexpr const char* kSameWork = "its counted work is the same";
 
 bool usable(const StepCounts* c) { return c != nullptr && c->error.empty() && c->steady; }
 
+// Instructions are compared only as counted alike: perf_event and Callgrind count different
+// things, and oneDNN's ISA cap picks which kernels run.
+bool same_counter(const StepCounts& a, const StepCounts& b) {
+  return a.instruction_counter == b.instruction_counter && a.instructions_onednn_isa == b.instructions_onednn_isa;
+}
+
+// The larger of the two runs' instruction spreads between counted steps (0 where not recorded):
+// a difference inside it is the counter's own noise, so no tolerance is tighter than it.
+double counter_spread(const StepCounts& baseline, const StepCounts& current) {
+  return std::max(baseline.instructions_spread.value_or(0), current.instructions_spread.value_or(0));
+}
+
 }  // namespace
 
 std::vector<std::string> count_metrics() {
@@ -161,18 +173,19 @@ std::vector<CountCheck> compare_counts(const Result& baseline, const Result& cur
       if (!m) continue;
       const auto a = m->of(*it->second.counts), b = m->of(*now.counts);
       if (!a || !b) continue;
-      if (metric == kInstructionsMetric && it->second.counts->instruction_counter != now.counts->instruction_counter) {
-        ++other_counter;  // perf_event and Callgrind count different things
+      if (metric == kInstructionsMetric && !same_counter(*it->second.counts, *now.counts)) {
+        ++other_counter;
         continue;
       }
+      const double own_spread = metric == kInstructionsMetric ? counter_spread(*it->second.counts, *now.counts) : 0;
       CountCheck check{.suite = now.suite,
                        .case_name = key.first,
                        .arm = key.second,
                        .metric = metric,
                        .baseline = *a,
                        .current = *b,
-                       .tolerance = tolerance};
-      const double allowed = tolerance * *a + 1e-9;
+                       .tolerance = std::max(tolerance, own_spread)};
+      const double allowed = check.tolerance * *a + 1e-9;
       check.status = std::fabs(*b - *a) <= 1e-9      ? CountStatus::equal
                      : std::fabs(*b - *a) <= allowed ? CountStatus::within
                      : *b > *a                       ? CountStatus::more
@@ -182,6 +195,10 @@ std::vector<CountCheck> compare_counts(const Result& baseline, const Result& cur
       check.detail =
           fmt::format("{} -> {} per step ({:+.1f}%{})", amount(*a), amount(*b), *a > 0 ? 100 * (*b - *a) / *a : 0.0,
                       tolerance > 0 ? fmt::format(", tolerance {:g}%", 100 * tolerance) : ", exact");
+      if (own_spread > tolerance)
+        check.detail.insert(
+            check.detail.size() - 1,
+            fmt::format(", widened to the counter's own spread between steps, {:.2g}%", 100 * own_spread));
       if (check.status == CountStatus::more) check.detail = "more work: " + check.detail;
       if (check.status == CountStatus::less) check.detail = "less work: " + check.detail;
       if (!check.moved.empty()) check.detail += fmt::format("; moved: {}", fmt::join(check.moved, ", "));
@@ -197,7 +214,7 @@ std::vector<CountCheck> compare_counts(const Result& baseline, const Result& cur
   if (other_counter > 0)
     notes.push_back(fmt::format(
         "instructions of {} arm(s) not compared: the two runs counted them with different counters (perf_event, "
-        "callgrind)",
+        "callgrind) or oneDNN ISA caps (ONEDNN_MAX_CPU_ISA)",
         other_counter));
   if (unsteady > 0)
     notes.push_back(fmt::format("counted work of {} arm(s) not compared: their counted steps did not agree", unsteady));

@@ -237,6 +237,8 @@ TrialOutcome run_trial(const Suite& suite, const SuiteContext& context, const Ca
         detail::count_instructions(*workload, device, settings.count_steps, slowdown, settings.instructions);
     t.counts->instructions_per_step = instructions.per_step;
     t.counts->instruction_counter = std::move(instructions.counter);
+    t.counts->instructions_spread = instructions.spread;
+    t.counts->instructions_onednn_isa = std::move(instructions.onednn_isa);
     t.counts->instructions_note = std::move(instructions.note);
   }
   if (!settings.profile_dir.empty() && block == settings.blocks - 1) {  // after everything measured

@@ -283,7 +283,7 @@ MeasureSettings measure_settings_from(const RunOptions& o) {
   s.instructions = o.instructions;
   s.inject_extra_ops = o.inject_extra_ops;
   if (o.instructions == "callgrind") {
-    // Under Callgrind a step is about a thousand times slower and its time is Callgrind's, not the
+    // Under Callgrind a step is tens of times slower and its time is Callgrind's, not the
     // machine's: one block of the shortest trials, only for the counts (run_under_callgrind.h).
     s.min_blocks = s.blocks = 1;
     s.warmup_min_steps = s.warmup_max_steps = 1;

@@ -13,6 +13,8 @@ namespace tipbench {
 
 namespace {
 
+constexpr std::size_t kMaxIsaName = 32;  // oneDNN's names: "AVX", "AVX512_CORE_AMX_FP16", ...
+
 using ojson = nlohmann::ordered_json;
 
 double count_at(const ojson& j, const char* key) { return json_amount(j, key, "counts: "); }
@@ -74,6 +76,8 @@ ojson step_counts_to_json(const StepCounts& c) {
   if (c.instructions_per_step) {
     j["instructions_per_step"] = *c.instructions_per_step;
     j["instruction_counter"] = c.instruction_counter;
+    if (c.instructions_spread) j["instructions_spread"] = *c.instructions_spread;
+    if (!c.instructions_onednn_isa.empty()) j["instructions_onednn_isa"] = c.instructions_onednn_isa;
   }
   if (!c.instructions_note.empty()) j["instructions_note"] = c.instructions_note;
   return j;
@@ -105,6 +109,13 @@ StepCounts step_counts_from_json(const ojson& j) {
     if (std::ranges::find(kInstructionCounters, c.instruction_counter) == std::end(kInstructionCounters))
       throw std::invalid_argument("counts: instruction_counter '" + one_line(abbreviated(c.instruction_counter, 40)) +
                                   "' is none of perf_event, callgrind");
+    c.instructions_spread = optional_count(j, "instructions_spread");
+    if (j.contains("instructions_onednn_isa")) {
+      c.instructions_onednn_isa = j.at("instructions_onednn_isa").get<std::string>();
+      check_name("counts: instructions_onednn_isa", c.instructions_onednn_isa);
+      if (c.instructions_onednn_isa.empty() || c.instructions_onednn_isa.size() > kMaxIsaName)
+        throw std::invalid_argument("counts: instructions_onednn_isa is empty or longer than 32 characters");
+    }
   }
   if (j.contains("instructions_note")) {
     c.instructions_note = j.at("instructions_note").get<std::string>();

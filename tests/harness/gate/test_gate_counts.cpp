@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace {
@@ -109,7 +110,8 @@ TEST(GateCounts, ArmsWithoutComparableCountsAreLeftOutWithANote) {
 }
 
 // Instructions by their relative tolerance (0.2%): Callgrind's A/A spread of a small_cnn step was
-// 0.015%, so 0.1% more passes and 0.5% more FAILs; two counters are never compared.
+// 0.015%, so 0.1% more passes and 0.5% more FAILs; two counters, or counts under two oneDNN ISA
+// caps, are never compared.
 TEST(GateCounts, InstructionsAreComparedWithinTheirToleranceAndOnlyByOneCounter) {
   const auto with_instructions = [](double n, const char* counter) {
     auto c = counts(36);
@@ -129,12 +131,49 @@ TEST(GateCounts, InstructionsAreComparedWithinTheirToleranceAndOnlyByOneCounter)
   EXPECT_EQ(find(r, "instructions_per_step"), nullptr);
   EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(),
                           [](const auto& n) { return n.find("different counters") != std::string::npos; }));
+  auto other_cap = with_instructions(141'871'239, "callgrind");
+  other_cap.instructions_onednn_isa = "AVX";  // oneDNN's kernels were others: not compared
+  r = gate(base, with_counts(synthetic_run({.seed = 2}), other_cap));
+  EXPECT_EQ(find(r, "instructions_per_step"), nullptr);
+  EXPECT_EQ(find(r, "ops_per_step")->status, g::CountStatus::equal) << "the other counts still are";
+}
+
+// A counter whose own steps spread wider than the tolerance (a perf_event count with interrupts'
+// skid, say) widens it to that spread, in either run, and says so: 0.5% more passes against a
+// 0.6% spread and FAILs against a 0.3% one. A spread under the tolerance changes nothing.
+TEST(GateCounts, AnInstructionCountersOwnSpreadWidensItsTolerance) {
+  const auto with_spread = [](double n, std::optional<double> spread) {
+    auto c = counts(36);
+    c.instructions_per_step = n;
+    c.instruction_counter = "perf_event";
+    c.instructions_spread = spread;
+    return c;
+  };
+  const double base_count = 100'000'000, half_a_percent_more = 100'500'000;
+  auto r = gate(with_counts(synthetic_run({.seed = 1}), with_spread(base_count, 0.006)),
+                with_counts(synthetic_run({.seed = 2}), with_spread(half_a_percent_more, 0.0001)));
+  const auto* check = find(r, "instructions_per_step");
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(check->status, g::CountStatus::within) << check->detail;
+  EXPECT_DOUBLE_EQ(check->tolerance, 0.006);
+  EXPECT_NE(check->detail.find("tolerance 0.2%, widened to the counter's own spread between steps, 0.6%)"),
+            std::string::npos)
+      << check->detail;
+  r = gate(with_counts(synthetic_run({.seed = 1}), with_spread(base_count, std::nullopt)),
+           with_counts(synthetic_run({.seed = 2}), with_spread(half_a_percent_more, 0.003)));
+  EXPECT_EQ(find(r, "instructions_per_step")->status, g::CountStatus::more) << find(r, "instructions_per_step")->detail;
+  EXPECT_DOUBLE_EQ(find(r, "instructions_per_step")->tolerance, 0.003);
+  r = gate(with_counts(synthetic_run({.seed = 1}), with_spread(base_count, 0.0001)),
+           with_counts(synthetic_run({.seed = 2}), with_spread(half_a_percent_more, 0.0001)));
+  EXPECT_EQ(find(r, "instructions_per_step")->status, g::CountStatus::more);
+  EXPECT_DOUBLE_EQ(find(r, "instructions_per_step")->tolerance, 0.002);
+  EXPECT_EQ(find(r, "instructions_per_step")->detail.find("widened"), std::string::npos);
 }
 
 // A time FAIL whose arm counted the same work says so; the counts cannot be what grew.
 TEST(GateCounts, ATimeFailureWithTheSameWorkSaysSo) {
-  const auto base = with_counts(synthetic_run({.seed = 1, .cv = 0.002}), counts(36));
-  const auto now = with_counts(synthetic_run({.seed = 2, .cv = 0.002, .factor = 0.8}), counts(36));
+  const auto base = with_counts(synthetic_run({.cv = 0.002, .seed = 1}), counts(36));
+  const auto now = with_counts(synthetic_run({.cv = 0.002, .factor = 0.8, .seed = 2}), counts(36));
   const auto r = gate(base, now);
   const auto slower = std::find_if(r.checks.begin(), r.checks.end(),
                                    [](const g::Check& c) { return c.status == g::CheckStatus::regression; });

@@ -52,7 +52,7 @@ using tipbench::testing::write_bytes;
 // Schema round trip
 
 TEST(ResultSchema, VersionIsMajorDotMinor) {
-  EXPECT_EQ(tipbench::schema_version(), "1.15");
+  EXPECT_EQ(tipbench::schema_version(), "1.16");
   EXPECT_EQ(Result{}.schema_version, tipbench::schema_version());
 }
 
@@ -212,6 +212,8 @@ TEST(ResultSchema, DocumentRoundTripsThroughParse) {
   EXPECT_EQ(counts->syncs_per_step, 1);
   EXPECT_EQ(counts->instructions_per_step, 141'165'412);  // 1.15
   EXPECT_EQ(counts->instruction_counter, "perf_event");
+  EXPECT_EQ(counts->instructions_spread, 0.00015);  // 1.16
+  EXPECT_EQ(counts->instructions_onednn_isa, "AVX");
   EXPECT_EQ(tipbench::counts_of(arms[0]), nullptr);
 }
 
@@ -239,7 +241,20 @@ TEST(ResultSchema, BadCountsAreRefused) {
   auto bad_note = good;
   bad_note["instructions_note"] = std::string("no PMU") + '\x1b';
   EXPECT_THROW(tipbench::step_counts_from_json(bad_note), std::invalid_argument);
-  EXPECT_THROW(tipbench::parse_result_text(R"({"schema_version":"1.15"})", "x"), tipbench::InputError);
+  for (const double bad : {-0.001, std::numeric_limits<double>::infinity()}) {
+    auto bad_spread = good;
+    bad_spread["instructions_spread"] = bad;
+    EXPECT_ANY_THROW(tipbench::step_counts_from_json(bad_spread)) << bad;
+  }
+  for (const std::string& bad : {std::string(""), std::string(33, 'A'), std::string("AVX\n")}) {
+    auto bad_isa = good;
+    bad_isa["instructions_onednn_isa"] = bad;
+    EXPECT_THROW(tipbench::step_counts_from_json(bad_isa), std::invalid_argument) << bad;
+  }
+  auto no_spread = good;
+  no_spread.erase("instructions_spread");
+  EXPECT_FALSE(tipbench::step_counts_from_json(no_spread).instructions_spread) << "1.15 recorded none";
+  EXPECT_THROW(tipbench::parse_result_text(R"({"schema_version":"1.16"})", "x"), tipbench::InputError);
 }
 
 // A document before 1.15 counted no instructions: its settings read instructions "off", and a
@@ -269,7 +284,7 @@ TEST(ResultSchema, DocumentOpensWithSchemaVersionAndUsesUnitsInKeys) {
   const ojson doc = tipbench::to_json_document(sample_result());
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc.begin().key(), "schema_version");
-  EXPECT_EQ(doc.at("schema_version"), "1.15");
+  EXPECT_EQ(doc.at("schema_version"), "1.16");
   const auto& arm = doc.at("suites").at(0).at("cases").at(0).at("arms").at(0);
   EXPECT_TRUE(arm.at("trials").at(0).contains("step_times_ms"));
   EXPECT_TRUE(arm.at("trials").at(0).contains("throughput_samples_per_s"));

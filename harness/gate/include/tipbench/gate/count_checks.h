@@ -4,7 +4,8 @@
 // mood. More work beyond the tolerance FAILs the gate and names what moved (the ops, kernels,
 // copies or syncs whose counts changed); less work is a note. Judged beside the times: a count
 // FAIL says what its arm's time check said, and a time FAIL whose arm counted the same work says
-// so (the machine, memory or contention, not the code's work). Example:
+// so (the machine, memory or contention, not the code's work). An instruction count's tolerance
+// is never tighter than the counter's own spread between steps in either run. Example:
 //   auto checks = compare_counts(baseline, current, config.counts, report.notes);
 #pragma once
 
@@ -31,7 +32,9 @@ std::string_view to_string(CountStatus status);  // "EQUAL", "WITHIN", "FAIL", "
 struct CountCheck {
   std::string suite, case_name, arm, metric;
   double baseline = 0, current = 0;
-  double tolerance = 0;  // a fraction of the baseline's count; 0: exact
+  // A fraction of the baseline's count; 0: exact. For instructions, at least either run's own
+  // spread between its counted steps (StepCounts::instructions_spread).
+  double tolerance = 0;
   CountStatus status = CountStatus::equal;
   // What moved, most first, up to five: "aten::add_ 36 -> 50".
   std::vector<std::string> moved;

@@ -38,8 +38,9 @@ inline constexpr int kSchemaMajor = 1;
 // 1.14: counted work: an arm's block-0 trial's step counts (step_counts.h); settings.count_steps
 // 1.15: counted CPU instructions (counts.instructions_per_step, its counter); settings.instructions
 // and settings.inject_extra_ops
-inline constexpr int kSchemaMinor = 15;
-std::string schema_version();  // "1.15"
+// 1.16: the instruction counter's own spread over the counted steps (counts.instructions_spread)
+inline constexpr int kSchemaMinor = 16;
+std::string schema_version();  // "1.16"
 // "1.9" -> {1, 9}; a part that is no number reads as -1. Readers that treat older documents
 // differently ask it (result.cpp's upgrades, reports/mfu.h).
 struct SchemaVersion {

@@ -49,6 +49,13 @@ struct StepCounts {
   // not counted, and instructions_note says why (no hardware PMU, --instructions off, ...).
   std::optional<double> instructions_per_step;
   std::string instruction_counter;  // "perf_event" or "callgrind" (kInstructionCounters); "" none
+  // The counter's own A/A spread within the run (since schema 1.16): (max - min) / mean of the
+  // counted steps' counts, each step counted alone; nullopt under 2 counted steps.
+  std::optional<double> instructions_spread;
+  // oneDNN's ISA cap in the counting process (ONEDNN_MAX_CPU_ISA, since schema 1.16; "" none): it
+  // picks which kernels run, so counts under different caps are not compared. A run under
+  // Callgrind caps it at AVX unless the user chose (docs/measurement.md, "Counted instructions").
+  std::string instructions_onednn_isa;
   std::string instructions_note;
 };
 
