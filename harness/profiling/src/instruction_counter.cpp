@@ -176,10 +176,8 @@ std::optional<std::uint64_t> first_number(std::string_view text) {
   return value;
 }
 
-}  // namespace
-
 // oneDNN reads ONEDNN_MAX_CPU_ISA, or its older name DNNL_MAX_CPU_ISA, once (its documented
-// run-time ISA control).
+// run-time ISA control). A value that is no ISA name is recorded as "unreadable".
 std::string onednn_isa_cap() {
   for (const char* name : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"}) {
     const char* value = std::getenv(name);
@@ -192,6 +190,8 @@ std::string onednn_isa_cap() {
   }
   return "";
 }
+
+}  // namespace
 
 InstructionCount count_instructions(Workload& workload, const c10::Device& device, int steps,
                                     SlowdownInjector& injector, const std::string& mode) {

@@ -39,6 +39,7 @@ inline constexpr int kSchemaMajor = 1;
 // 1.15: counted CPU instructions (counts.instructions_per_step, its counter); settings.instructions
 // and settings.inject_extra_ops
 // 1.16: the instruction counter's own spread over the counted steps (counts.instructions_spread)
+// and oneDNN's ISA cap while counting (counts.instructions_onednn_isa)
 inline constexpr int kSchemaMinor = 16;
 std::string schema_version();  // "1.16"
 // "1.9" -> {1, 9}; a part that is no number reads as -1. Readers that treat older documents
