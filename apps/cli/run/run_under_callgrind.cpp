@@ -89,8 +89,8 @@ int run_under_callgrind(const std::vector<std::string>& argv) {
   // Valgrind runs an FMA instruction through a software helper (h_generic_calc_MAddF32 took 85% of
   // its time in a small_cnn step, sampled with perf), and oneDNN's AVX2 and AVX-512 kernels are FMA
   // loops: a step took about a thousand times its native CPU time. AVX, oneDNN's widest ISA
-  // without FMA, ran it about 45 times faster there. Both sides of a count gate count this same path; a cap the
-  // user set stands.
+  // without FMA, ran it about 45 times faster there. Both sides of a count gate count this same
+  // path; a cap the user set stands.
   ::setenv(kOneDnnIsaVariable, kOneDnnIsaUnderCallgrind, 0);
   std::vector<char*> child_argv;
   for (auto& a : args) child_argv.push_back(a.data());
